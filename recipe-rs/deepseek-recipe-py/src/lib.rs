@@ -1,0 +1,10 @@
+//! The `deepseek_recipe._native` extension module: argument conversion and error mapping only.
+
+use pyo3::prelude::*;
+
+/// The native module; the typed API lives in the `deepseek_recipe` package.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

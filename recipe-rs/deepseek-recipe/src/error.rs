@@ -1,0 +1,84 @@
+//! The crate's one error type.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything that can go wrong in the recipe, by kind.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The request body is not valid JSON or does not match the protocol's shape (the parse stage).
+    /// The message reproduces the reference's wording, e.g. ``invalid request body: missing field `messages` ``.
+    #[error("{0}")]
+    Parse(String),
+    /// The request parsed but is invalid (the convert stage): the official HTTP status and error body.
+    #[error("{}", .0.error.message)]
+    Api(ApiError),
+}
+
+/// The OpenAI-style error body the official API returns, with its HTTP status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiError {
+    /// HTTP status code.
+    #[serde(skip)]
+    pub status_code: u16,
+    /// The `error` object of the body.
+    pub error: ApiErrorBody,
+}
+
+/// The `{"message", "type", "param", "code"}` object inside an error body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiErrorBody {
+    /// Human-readable message, byte-exact with the official API.
+    pub message: String,
+    /// Error type, e.g. `invalid_request_error`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The offending parameter, when the API names one.
+    pub param: Option<String>,
+    /// Error code, e.g. `invalid_request_error`.
+    pub code: Option<String>,
+}
+
+impl ApiError {
+    /// A 400 `invalid_request_error` with `message`, the shape every conversion error has.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self {
+            status_code: 400,
+            error: ApiErrorBody {
+                message: message.into(),
+                kind: "invalid_request_error".to_owned(),
+                param: None,
+                code: Some("invalid_request_error".to_owned()),
+            },
+        }
+    }
+
+    /// The body as compact JSON text, exactly as sent on the wire.
+    pub fn body_json(&self) -> String {
+        serde_json::to_string(self).expect("error bodies always serialise")
+    }
+}
+
+impl From<ApiError> for Error {
+    fn from(value: ApiError) -> Self {
+        Self::Api(value)
+    }
+}
+
+/// Shorthand for results with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_request_body_has_the_official_shape() {
+        let err = ApiError::invalid_request("Empty input messages");
+        assert_eq!(err.status_code, 400);
+        assert_eq!(
+            err.body_json(),
+            r#"{"error":{"message":"Empty input messages","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#
+        );
+    }
+}

@@ -1,0 +1,10 @@
+//! DeepSeek V4 / V4.1 request conversion, prompt encoding, tokenizer and output parsing,
+//! byte-exact with DeepSeek's official API.
+//!
+//! The data flows one way: request JSON → [`conversation::Conversation`] → prompt text and
+//! token ids → (any backend generates) → stream parser → protocol chunks → complete responses.
+
+pub mod conversation;
+pub mod error;
+
+pub use error::{ApiError, Error, Result};
