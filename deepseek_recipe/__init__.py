@@ -1,4 +1,4 @@
-"""deepseek-recipe: DeepSeek V4 / V4.1 requests, prompts, tokens and streams, as the official API does."""
+"""deepseek-recipe: DeepSeek V4 / V4.1 prompts, tokens and streams, exactly as the official API."""
 
 from deepseek_recipe._native import __version__
 

@@ -1,0 +1,54 @@
+# deepseek-recipe developer targets. `make help` lists them.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+CARGO_TARGET_DIR ?= $(HOME)/.cache/deepseek-recipe/target
+RECIPE_VECTORS ?= $(abspath ../shared/vectors)
+FUZZ_SECONDS ?= 20
+export CARGO_TARGET_DIR RECIPE_VECTORS
+
+.DEFAULT_GOAL := help
+.PHONY: help install build lint test test-rust test-python fuzz bench vectors
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+install: $(PY) ## Create .venv, install the test tools and build the package into it (release)
+	$(PY) -m pip install -q "maturin>=1.7,<2"
+	$(MAKE) build
+
+build: ## Build the native module into .venv (release profile) with the test extras
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --extras test
+
+lint: ## rustfmt, clippy, rustdoc, ruff and pyright
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps -q
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pyright
+
+test: test-rust test-python ## All tests: Rust (unit, golden vectors, properties) and Python
+
+test-rust: ## Rust tests, golden vectors included
+	cargo test --workspace
+
+test-python: ## Python tests (needs `make build` first)
+	$(BIN)/pytest
+
+fuzz: ## Short fuzz run of every cargo-fuzz target (FUZZ_SECONDS each)
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	cd recipe-rs/deepseek-recipe && for t in $$(cargo +nightly fuzz list); do \
+		cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 || exit 1; done
+
+bench: ## Benchmarks: criterion (Rust) and the Python side-by-side bench
+	cargo bench -p deepseek-recipe
+	$(PY) bench/tokenizer_bench.py
+
+vectors: ## Run the golden vectors through the Rust core and print the counts
+	cargo test -p deepseek-recipe --test '*vectors*' -- --nocapture
