@@ -169,10 +169,10 @@ class ChatCompletionToolMessageParam(WireModel):
 
 
 class ChatCompletionLatestReminderMessageParam(WireModel):
-    """DeepSeek's `latest_reminder` message, rendered in place."""
+    """DeepSeek's `latest_reminder` message (text only), rendered in place."""
 
     role: Literal["latest_reminder"]
-    content: ChatCompletionMessageContent
+    content: str
 
 
 ChatCompletionMessageParam = Annotated[

@@ -53,6 +53,7 @@ class WireModel(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         strict=True,
+        allow_inf_nan=False,
         populate_by_name=True,
     )
 
