@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -396,3 +398,12 @@ def test_ready_chunk_prompt_usage() -> None:
         '{"kind":"tokens","token_ids":[1],"logprobs":[[-0.5,[[1,-0.5]]]]}'
     )
     assert tokens.logprobs == [(-0.5, [(1, -0.5)])]
+
+
+def test_docs_example_runs() -> None:
+    """The example in docs/python-models.md runs as written."""
+    docs = Path(__file__).resolve().parent.parent / "docs" / "python-models.md"
+    blocks = re.findall(r"```python\n(.*?)```", docs.read_text(encoding="utf-8"), re.DOTALL)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, str(docs), "exec"), {})
