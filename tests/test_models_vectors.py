@@ -28,6 +28,7 @@ from deepseek_recipe.models import (
     ChatCompletion,
     ChatCompletionChunk,
     ChatCompletionRequest,
+    ErrorBody,
     InferenceChunk,
     Message,
     MessagesRequest,
@@ -78,12 +79,17 @@ MIN_PARSE_REJECTED_SHARE = 0.98
 
 
 class RequestCase(NamedTuple):
-    """One request vector: its protocol, body text and expected stage (`ok`, `parse`, `convert`)."""
+    """One request vector: its protocol, body text, expected stage and official error bodies.
+
+    `stage` is `ok`, `parse` or `convert`; `error_bodies` holds the conversion error body and those
+    of `resolve_max_tokens` results.
+    """
 
     id: str
     protocol: str
     body: str
     stage: str
+    error_bodies: list[Any]
 
 
 def _vector_lines(relative: str) -> Iterator[dict[str, Any]]:
@@ -103,9 +109,14 @@ def _request_cases() -> list[RequestCase]:
         for record in _vector_lines(relative):
             raw = record.get("request_raw")
             body = raw if record.get("request") is None else json.dumps(record["request"])
-            error = record["expect"].get("error")
+            expect = record["expect"]
+            error = expect.get("error")
             stage = error["stage"] if error else "ok"
-            cases.append(RequestCase(record["id"], record["protocol"], body, stage))
+            error_bodies = [error["body"]] if stage == "convert" else []
+            for _, _, result in expect.get("resolve_max_tokens", []):
+                if isinstance(result, dict):
+                    error_bodies.append(result["error"]["body"])
+            cases.append(RequestCase(record["id"], record["protocol"], body, stage, error_bodies))
     return cases
 
 
@@ -170,6 +181,15 @@ def test_request_round_trip(case: RequestCase) -> None:
     """
     model = REQUEST_MODELS[case.protocol].model_validate_json(case.body)
     assert_round_trip(model, json.loads(case.body), byte_exact=False)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in REQUEST_CASES if c.error_bodies], ids=lambda case: case.id
+)
+def test_error_bodies_round_trip(case: RequestCase) -> None:
+    """Official error bodies (conversion and max-token resolution) validate and round-trip."""
+    for body in case.error_bodies:
+        assert_round_trip(ErrorBody.model_validate_json(compact(body)), body, byte_exact=True)
 
 
 def test_parse_rejections_mostly_match() -> None:
