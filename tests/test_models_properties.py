@@ -334,6 +334,7 @@ def test_random_inference_chunks_round_trip(chunk: dict[str, Any]) -> None:
     parsed = INFERENCE_CHUNK.validate_json(json.dumps(chunk))
     assert parsed.kind == chunk["kind"]
     assert json.loads(parsed.to_json()) == as_json_value(chunk)
+    assert INFERENCE_CHUNK.validate_python(as_json_value(chunk)).to_json() == parsed.to_json()
 
 
 def test_constructed_models_dump_only_what_was_set() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, Strict, StrictFloat, StrictInt
 
 from deepseek_recipe.models.common import UInt32, WireModel
 
@@ -17,13 +17,17 @@ __all__ = [
     "TextChunk",
     "TokenLogprobEntry",
     "TokensChunk",
+    "TopTokenLogprob",
 ]
 
 FinishReason = Literal["stop", "length", "content_filter"]
 """Why the backend stopped generating."""
 
-TokenLogprobEntry = tuple[float, list[tuple[int, float]]]
-"""The log probability of one generated token and its top `(token_id, logprob)` alternatives."""
+TopTokenLogprob = Annotated[tuple[StrictInt, StrictFloat], Strict(False)]
+"""One `(token_id, logprob)` alternative; lists are accepted as well as tuples."""
+
+TokenLogprobEntry = Annotated[tuple[StrictFloat, list[TopTokenLogprob]], Strict(False)]
+"""The logprob of one generated token and its top alternatives; lists are accepted as tuples."""
 
 
 class PromptUsage(WireModel):
