@@ -66,7 +66,6 @@ from deepseek_recipe.models.common import (
     UInt32,
     UInt64,
     WireModel,
-    tag_of,
 )
 from deepseek_recipe.models.inference import (
     FinishChunk,
@@ -369,5 +368,4 @@ __all__ = [
     "WebSearchTool",
     "WebSearchToolResultBlockParam",
     "WireModel",
-    "tag_of",
 ]

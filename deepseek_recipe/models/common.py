@@ -27,7 +27,6 @@ __all__ = [
     "UInt32",
     "UInt64",
     "WireModel",
-    "tag_of",
 ]
 
 UInt8 = Annotated[int, Field(ge=0, le=2**8 - 1)]
