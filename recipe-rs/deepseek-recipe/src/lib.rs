@@ -5,6 +5,8 @@
 //! token ids → (any backend generates) → stream parser → protocol chunks → complete responses.
 
 pub mod conversation;
+pub mod encoding;
 pub mod error;
 
+pub use encoding::{Encoding, PromptFormat, RenderedPrompt, SpecialTokens};
 pub use error::{ApiError, Error, Result};
