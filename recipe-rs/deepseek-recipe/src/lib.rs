@@ -10,3 +10,7 @@ pub mod error;
 
 pub use encoding::{Encoding, PromptFormat, RenderedPrompt, SpecialTokens};
 pub use error::{ApiError, Error, Result};
+pub mod convert;
+pub mod protocol;
+
+pub use convert::{convert_json, ConversionOptions, ConvertedRequest, ModelVersion, Protocol};

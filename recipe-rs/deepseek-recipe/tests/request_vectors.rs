@@ -1,0 +1,243 @@
+//! Golden request vectors: every case of `requests/{chat_completions,responses,messages}.jsonl`
+//! is converted and compared with the reference's recorded outcome.
+//!
+//! Set `RECIPE_VECTORS` to the vectors folder (default `../shared/vectors` next to the repo);
+//! `RECIPE_VECTORS_OPTIONAL=1` turns a missing folder into a skip. `RECIPE_VECTORS_VERBOSE=1`
+//! prints every mismatch.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::PathBuf;
+
+use deepseek_recipe::conversation::Conversation;
+use deepseek_recipe::convert::{ConversionOptions, ConvertedRequest, Protocol};
+use deepseek_recipe::{convert_json, Error};
+use serde_json::{json, Map, Value};
+
+fn vectors_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("RECIPE_VECTORS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
+        });
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("RECIPE_VECTORS_OPTIONAL").as_deref() == Ok("1") {
+        eprintln!("request vectors not found at {}, skipped", dir.display());
+        return None;
+    }
+    panic!(
+        "request vectors not found at {} (set RECIPE_VECTORS)",
+        dir.display()
+    );
+}
+
+/// The request body as JSON text, as the vectors README prescribes.
+fn body_text(case: &Value) -> String {
+    match case.get("request_raw").and_then(Value::as_str) {
+        Some(raw) => raw.to_owned(),
+        None => serde_json::to_string(&case["request"]).expect("request serialises"),
+    }
+}
+
+/// Our conversation in the vectors' JSON shape.
+fn conversation_as_vector(conversation: &Conversation) -> Value {
+    let mut value = serde_json::to_value(conversation).expect("conversation serialises");
+    let messages = value["messages"].as_array_mut().expect("messages array");
+    for (message, original) in messages.iter_mut().zip(&conversation.messages) {
+        let object = message.as_object_mut().expect("message object");
+        object.remove("images");
+        if object.get("role") == Some(&json!("assistant")) {
+            object.entry("reasoning_content").or_insert(Value::Null);
+            object.entry("tool_calls").or_insert(Value::Null);
+            object.insert("prefix".into(), Value::Bool(original.prefix));
+        }
+        if !original.images.is_empty() {
+            let sources = original
+                .images
+                .iter()
+                .map(|image| {
+                    let source = &image.source;
+                    let mut entry = Map::new();
+                    entry.insert("kind".into(), serde_json::to_value(source.kind).unwrap());
+                    entry.insert(
+                        "detail".into(),
+                        serde_json::to_value(source.detail).unwrap(),
+                    );
+                    entry.insert("path".into(), Value::String(source.path.clone()));
+                    let key = serde_json::to_value(source.kind).unwrap();
+                    entry.insert(
+                        key.as_str().unwrap().to_owned(),
+                        Value::String(source.location.clone()),
+                    );
+                    Value::Object(entry)
+                })
+                .collect();
+            object.insert("image_sources".into(), Value::Array(sources));
+        }
+    }
+    value
+}
+
+fn f32_matches(actual: f32, expected: &Value) -> bool {
+    expected
+        .as_f64()
+        .is_some_and(|expected| expected as f32 == actual)
+}
+
+/// Compares a successful conversion with `expect`; returns the mismatching keys.
+fn compare_success(converted: &ConvertedRequest, expect: &Value) -> Vec<String> {
+    let mut mismatches = Vec::new();
+    let mut check = |name: &str, actual: Value, expected: &Value| {
+        if &actual != expected {
+            mismatches.push(format!("{name}: got {actual} want {expected}"));
+        }
+    };
+    check(
+        "request_model",
+        json!(converted.request_model),
+        &expect["request_model"],
+    );
+    check(
+        "model_version",
+        json!(converted.model_version),
+        &expect["model_version"],
+    );
+    check(
+        "thinking_mode",
+        json!(converted.conversation.thinking_mode),
+        &expect["thinking_mode"],
+    );
+    check("stream", json!(converted.stream), &expect["stream"]);
+    let options = &converted.inference_options;
+    let mut inference = serde_json::to_value(options).unwrap();
+    let expected_inference = &expect["inference_options"];
+    let temperature_ok = f32_matches(options.temperature, &expected_inference["temperature"]);
+    let top_p_ok = f32_matches(options.top_p, &expected_inference["top_p"]);
+    if temperature_ok && top_p_ok {
+        inference["temperature"] = expected_inference["temperature"].clone();
+        inference["top_p"] = expected_inference["top_p"].clone();
+    }
+    check("inference_options", inference, expected_inference);
+    check(
+        "parsing_options",
+        serde_json::to_value(&converted.parsing_options).unwrap(),
+        &expect["parsing_options"],
+    );
+    check(
+        "conversation",
+        conversation_as_vector(&converted.conversation),
+        &expect["conversation"],
+    );
+    if let Some(cases) = expect["resolve_max_tokens"].as_array() {
+        for case in cases {
+            let prompt_tokens = case[0].as_u64().unwrap();
+            let context_limit = case[1].as_u64().unwrap();
+            let actual = match converted.resolve_max_tokens(prompt_tokens, context_limit) {
+                Ok(value) => json!(value),
+                Err(err) => json!({"error": {"status_code": err.status_code, "body": err}}),
+            };
+            check(
+                &format!("resolve_max_tokens({prompt_tokens}, {context_limit})"),
+                actual,
+                &case[2],
+            );
+        }
+    }
+    mismatches
+}
+
+/// Compares a failed conversion with `expect.error`; returns the mismatches.
+fn compare_error(error: &Error, expected: &Value) -> Vec<String> {
+    let actual = match error {
+        Error::Parse(message) => json!({"stage": "parse", "status_code": null, "body": message}),
+        Error::Api(api) => json!({"stage": "convert", "status_code": api.status_code, "body": api}),
+        other => json!({"stage": "other", "body": other.to_string()}),
+    };
+    let mut expected = expected.clone();
+    if let Some(object) = expected.as_object_mut() {
+        object.remove("exception");
+    }
+    if actual == expected {
+        Vec::new()
+    } else {
+        vec![format!("error: got {actual} want {expected}")]
+    }
+}
+
+struct Tally {
+    passed: usize,
+    failed: usize,
+    parse_messages_matched: usize,
+    parse_cases: usize,
+}
+
+fn run_file(dir: &std::path::Path, file: &str, protocol: Protocol) -> Tally {
+    let path = dir.join("requests").join(format!("{file}.jsonl"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
+    let verbose = std::env::var("RECIPE_VECTORS_VERBOSE").as_deref() == Ok("1");
+    let mut tally = Tally {
+        passed: 0,
+        failed: 0,
+        parse_messages_matched: 0,
+        parse_cases: 0,
+    };
+    for line in text.lines().filter(|line| !line.trim().is_empty()) {
+        let case: Value = serde_json::from_str(line).expect("vector line is JSON");
+        let id = case["id"].as_str().unwrap_or("?");
+        let options = ConversionOptions::from_json(&case["options"].to_string())
+            .unwrap_or_else(|err| panic!("{id}: bad options: {err}"));
+        let expect = &case["expect"];
+        let result = convert_json(protocol, &body_text(&case), &options);
+        let expected_error = expect.get("error");
+        let mismatches = match (&result, expected_error) {
+            (Ok(converted), None) => compare_success(converted, expect),
+            (Err(error), Some(expected)) => {
+                let mismatches = compare_error(error, expected);
+                if expected["stage"] == "parse" {
+                    tally.parse_cases += 1;
+                    if mismatches.is_empty() {
+                        tally.parse_messages_matched += 1;
+                    }
+                }
+                mismatches
+            }
+            (Ok(_), Some(expected)) => vec![format!("converted, but expected error {expected}")],
+            (Err(error), None) => vec![format!("unexpected error: {error}")],
+        };
+        if mismatches.is_empty() {
+            tally.passed += 1;
+        } else {
+            tally.failed += 1;
+            if verbose {
+                println!("FAIL {id} [{}]", case["category"].as_str().unwrap_or(""));
+                for mismatch in &mismatches {
+                    println!("    {mismatch}");
+                }
+            }
+        }
+    }
+    println!(
+        "{file}: {} passed, {} failed (parse-stage messages matched exactly: {}/{})",
+        tally.passed, tally.failed, tally.parse_messages_matched, tally.parse_cases
+    );
+    tally
+}
+
+#[test]
+fn request_vectors() {
+    let Some(dir) = vectors_dir() else {
+        return;
+    };
+    let files = [("chat_completions", Protocol::ChatCompletions)];
+    let mut failed = 0;
+    for (file, protocol) in files {
+        failed += run_file(&dir, file, protocol).failed;
+    }
+    assert_eq!(
+        failed, 0,
+        "request vectors failed (RECIPE_VECTORS_VERBOSE=1 lists them)"
+    );
+}
