@@ -231,7 +231,10 @@ fn request_vectors() {
     let Some(dir) = vectors_dir() else {
         return;
     };
-    let files = [("chat_completions", Protocol::ChatCompletions)];
+    let files = [
+        ("chat_completions", Protocol::ChatCompletions),
+        ("messages", Protocol::Messages),
+    ];
     let mut failed = 0;
     for (file, protocol) in files {
         failed += run_file(&dir, file, protocol).failed;

@@ -12,9 +12,11 @@ mod content;
 mod draft;
 mod history;
 mod images;
+mod messages;
 mod meta_schema;
 mod options;
 pub mod parsing_options;
+mod python_json;
 mod request;
 mod sampling;
 mod strict_schema;
@@ -31,7 +33,7 @@ pub use request::{ConvertedRequest, InferenceOptions, OutputConstraint, OutputCo
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::protocol::ChatCompletionRequest;
+use crate::protocol::{ChatCompletionRequest, MessagesRequest};
 
 /// The request protocols the recipe converts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -39,6 +41,8 @@ use crate::protocol::ChatCompletionRequest;
 pub enum Protocol {
     /// OpenAI Chat Completions.
     ChatCompletions,
+    /// Anthropic Messages.
+    Messages,
 }
 
 /// Parses a request body of `protocol` and converts it (parse errors are [`crate::Error::Parse`],
@@ -50,6 +54,7 @@ pub fn convert_json(
 ) -> Result<ConvertedRequest> {
     let converted = match protocol {
         Protocol::ChatCompletions => ChatCompletionRequest::from_json(body)?.convert(options),
+        Protocol::Messages => MessagesRequest::from_json(body)?.convert(options),
     };
     Ok(converted?)
 }

@@ -51,6 +51,17 @@ pub(crate) fn check_max_tokens(
     }
 }
 
+/// Messages: 0 is rejected, values above the bound are clamped to it.
+pub(crate) fn clamp_max_tokens(
+    max_tokens: Option<u32>,
+    bound: u32,
+) -> Result<Option<u32>, ApiError> {
+    match max_tokens {
+        Some(0) => Err(max_tokens_error(bound)),
+        other => Ok(other.map(|value| value.min(bound))),
+    }
+}
+
 /// `top_logprobs` must be at most 20.
 pub(crate) fn check_top_logprobs(top_logprobs: Option<u8>) -> Result<(), ApiError> {
     match top_logprobs {

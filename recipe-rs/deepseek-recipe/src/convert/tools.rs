@@ -217,12 +217,13 @@ pub(crate) fn resolve_tool_choice(
     Ok(resolved)
 }
 
-/// The tool list as the tool-call constraint describes it (compact JSON array).
+/// The tool list as the tool-call constraint describes it (compact JSON array; deferred tools
+/// carry `"defer_loading": true` next to their function).
 pub(crate) fn tool_constraint_schema(tools: &[Tool]) -> String {
     let list: Vec<Value> = tools
         .iter()
         .map(|tool| {
-            json!({
+            let mut entry = json!({
                 "type": "function",
                 "function": {
                     "name": tool.name,
@@ -230,7 +231,11 @@ pub(crate) fn tool_constraint_schema(tools: &[Tool]) -> String {
                     "parameters": tool.parameters,
                     "strict": tool.strict,
                 }
-            })
+            });
+            if tool.defer_loading {
+                entry["defer_loading"] = Value::Bool(true);
+            }
+            entry
         })
         .collect();
     serde_json::to_string(&list).unwrap_or_default()

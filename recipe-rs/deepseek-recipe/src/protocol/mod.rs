@@ -7,7 +7,9 @@
 //! `null` means absent and a repeated key keeps its last value.
 
 pub mod chat_completions;
+pub mod messages;
 mod shared;
 
 pub use chat_completions::ChatCompletionRequest;
+pub use messages::MessagesRequest;
 pub use shared::{ChatCompletionThinking, EffortParam, ThinkingType};
