@@ -6,5 +6,7 @@
 
 pub mod conversation;
 pub mod error;
+pub mod tokenizer;
 
 pub use error::{ApiError, Error, Result};
+pub use tokenizer::{IncrementalDecoder, Tokenizer};
