@@ -7,6 +7,7 @@
 pub mod conversation;
 pub mod encoding;
 pub mod error;
+pub mod tokenizer;
 
 pub use encoding::{Encoding, PromptFormat, RenderedPrompt, SpecialTokens};
 pub use error::{ApiError, Error, Result};
@@ -14,3 +15,4 @@ pub mod convert;
 pub mod protocol;
 
 pub use convert::{convert_json, ConversionOptions, ConvertedRequest, ModelVersion, Protocol};
+pub use tokenizer::{IncrementalDecoder, Tokenizer};
