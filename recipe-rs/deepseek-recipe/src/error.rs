@@ -17,6 +17,10 @@ pub enum Error {
     /// unknown token id or an invalid special range.
     #[error("{0}")]
     Tokenizer(String),
+    /// A rendered prompt could not be encoded; the message reproduces the reference's wording,
+    /// e.g. `failed to encode conversation: special token "<BOS>" is not in the added vocabulary`.
+    #[error("failed to encode conversation: {0}")]
+    Encode(String),
 }
 
 /// The OpenAI-style error body the official API returns, with its HTTP status.

@@ -1,5 +1,5 @@
 //! Golden request vectors: every converted conversation renders to the recorded prompt and
-//! special ranges.
+//! special ranges, and encodes to the recorded V4 token ids (or the recorded encoding error).
 //!
 //! The vectors' conversations list image sources without their placeholder positions; the
 //! positions are recovered when the placeholder spelling occurs exactly once per source in the
@@ -15,7 +15,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use deepseek_recipe::conversation::Conversation;
-use deepseek_recipe::encoding::{Encoding, SpecialTokenOverrides, SpecialTokens};
+use deepseek_recipe::encoding::{encode, Encoding, SpecialTokenOverrides, SpecialTokens};
+use deepseek_recipe::Tokenizer;
 use serde_json::{json, Value};
 
 const FILES: [&str; 4] = [
@@ -134,6 +135,32 @@ fn check(record: &Value) -> Outcome {
             rendered.image_sources.len(),
             expect["image_count"]
         ));
+    }
+    check_encoding(&rendered, expect)
+}
+
+/// Token ids where the vector records them, the error message where it records a failure.
+fn check_encoding(rendered: &deepseek_recipe::RenderedPrompt, expect: &Value) -> Outcome {
+    let encoded = encode(rendered, Tokenizer::deepseek_v4());
+    if let Some(expected_ids) = expect.get("token_ids") {
+        return match encoded {
+            Ok(ids) if json!(ids) == *expected_ids => Outcome::Passed,
+            Ok(ids) => Outcome::Failed(format!(
+                "token ids differ ({} ids, expected {})",
+                ids.len(),
+                expected_ids.as_array().map_or(0, Vec::len)
+            )),
+            Err(error) => Outcome::Failed(format!("encoding failed: {error}")),
+        };
+    }
+    if let Some(expected_error) = expect.get("encode_error") {
+        return match encoded {
+            Ok(_) => Outcome::Failed(format!("encoding succeeded, expected {expected_error}")),
+            Err(error) if json!(error.to_string()) == expected_error["message"] => Outcome::Passed,
+            Err(error) => {
+                Outcome::Failed(format!("encoding error {error}, expected {expected_error}"))
+            }
+        };
     }
     Outcome::Passed
 }

@@ -1,11 +1,13 @@
 //! Prompt rendering for DeepSeek V4 and V4.1: a [`Conversation`] becomes prompt text with the
-//! positions of its special tokens and the images it references.
+//! positions of its special tokens and the images it references; [`encode`] turns that into
+//! token ids.
 //!
 //! The markup is specified in `docs/format.md`. Text that comes from the request is never turned
 //! into special tokens, except the grounding tokens inside assistant content and reasoning.
 
 mod dialect;
 mod dsml;
+mod encode;
 mod json;
 mod prompt;
 mod render;
@@ -15,6 +17,7 @@ mod tools;
 mod v4;
 mod v41;
 
+pub use encode::encode;
 pub use prompt::RenderedPrompt;
 pub use special_tokens::{SpecialTokenOverrides, SpecialTokens};
 
