@@ -1,11 +1,12 @@
 //! Golden request vectors: every converted conversation renders to the recorded prompt and
 //! special ranges, and encodes to the recorded V4 token ids (or the recorded encoding error).
 //!
-//! The vectors' conversations list image sources without their placeholder positions; the
-//! positions are recovered when the placeholder spelling occurs exactly once per source in the
-//! message text. Messages where it does not (user-typed placeholder spellings) cannot be
-//! reconstructed here and are counted as "unrecoverable": the request→prompt pipeline test
-//! covers them.
+//! The vectors' conversations list image sources without their placeholder positions. They are
+//! recovered from the message text: every occurrence of the placeholder spelling when there is
+//! exactly one per source, else the occurrences that form a whole content part (conversion joins
+//! parts with blank lines, so user-typed spellings inside a text part are skipped). Messages
+//! where neither gives one placeholder per source are counted as "unrecoverable" (the
+//! request→prompt pipeline test covers them).
 #![allow(
     clippy::print_stdout,
     reason = "the test prints its summary and failures"
@@ -187,13 +188,7 @@ fn conversation_from_vector(conversation: &Value, image_spelling: &str) -> Optio
             .get("content")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let spans: Vec<(usize, usize)> = content
-            .match_indices(image_spelling)
-            .map(|(start, found)| (start, start + found.len()))
-            .collect();
-        if spans.len() != sources.len() {
-            return None;
-        }
+        let spans = placeholder_spans(content, image_spelling, sources.len())?;
         let images: Vec<Value> = sources
             .iter()
             .zip(spans)
@@ -202,6 +197,28 @@ fn conversation_from_vector(conversation: &Value, image_spelling: &str) -> Optio
         object.insert("images".to_owned(), Value::Array(images));
     }
     Some(conversation)
+}
+
+/// The byte spans of `count` image placeholders in `content`, when they can be told apart from
+/// user-typed spellings.
+fn placeholder_spans(content: &str, spelling: &str, count: usize) -> Option<Vec<(usize, usize)>> {
+    let all: Vec<(usize, usize)> = content
+        .match_indices(spelling)
+        .map(|(start, found)| (start, start + found.len()))
+        .collect();
+    if all.len() == count {
+        return Some(all);
+    }
+    let whole_parts: Vec<(usize, usize)> = all
+        .into_iter()
+        .filter(|&(start, end)| {
+            let before = &content[..start];
+            let after = &content[end..];
+            (before.is_empty() || before.ends_with("\n\n"))
+                && (after.is_empty() || after.starts_with("\n\n"))
+        })
+        .collect();
+    (whole_parts.len() == count).then_some(whole_parts)
 }
 
 /// `{kind, detail, path, url | data_url}` → `{kind, detail, path, location}`.
