@@ -4,7 +4,7 @@
 use super::dialect::{Dialect, SystemLayout};
 use super::dsml::DsmlWriter;
 use super::prompt::{PromptBuilder, RenderedPrompt};
-use super::response_format::write_response_format_section;
+use super::response_format::{has_response_format_section, write_response_format_section};
 use super::special_tokens::SpecialTokens;
 use super::tools::{write_tools_section, write_updated_tools_section};
 use crate::conversation::{
@@ -81,14 +81,9 @@ impl<'a> Renderer<'a> {
 
     /// Whether anything besides system messages goes into the system block.
     fn has_preamble(&self) -> bool {
-        let conversation = self.conversation;
         self.effort_text().is_some()
             || !self.listed_tools().is_empty()
-            || matches!(
-                conversation.response_format,
-                crate::conversation::ResponseFormat::JsonObject
-                    | crate::conversation::ResponseFormat::JsonSchema
-            )
+            || has_response_format_section(self.conversation.response_format)
     }
 
     /// Effort text, system messages (joined by a blank line), tools section, response format.

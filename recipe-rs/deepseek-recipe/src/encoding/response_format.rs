@@ -10,6 +10,14 @@ use crate::conversation::ResponseFormat;
 pub(crate) const SCHEMA_INTRO: &str =
     "\n\n## Response Format:\n\nYou MUST strictly adhere to the following schema to reply:\n";
 
+/// Whether `format` adds a section to the system block.
+pub(crate) fn has_response_format_section(format: ResponseFormat) -> bool {
+    matches!(
+        format,
+        ResponseFormat::JsonObject | ResponseFormat::JsonSchema
+    )
+}
+
 /// Writes the section for `format`: `json_object_section` for JSON objects, the schema (as the
 /// request gave it) for JSON schemas, nothing for text and regular expressions.
 pub(crate) fn write_response_format_section(
