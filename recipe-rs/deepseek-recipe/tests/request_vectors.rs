@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use deepseek_recipe::conversation::Conversation;
 use deepseek_recipe::convert::{ConversionOptions, ConvertedRequest, Protocol};
+use deepseek_recipe::protocol::ResponsesRequest;
 use deepseek_recipe::{convert_json, Error};
 use serde_json::{json, Map, Value};
 
@@ -86,12 +87,51 @@ fn f32_matches(actual: f32, expected: &Value) -> bool {
         .is_some_and(|expected| expected as f32 == actual)
 }
 
+/// The JSON path of the first difference between two values, with both sides there.
+fn first_difference(path: String, actual: &Value, expected: &Value) -> String {
+    match (actual, expected) {
+        (Value::Object(a), Value::Object(e)) => {
+            for (key, expected_value) in e {
+                match a.get(key) {
+                    Some(actual_value) if actual_value != expected_value => {
+                        return first_difference(
+                            format!("{path}.{key}"),
+                            actual_value,
+                            expected_value,
+                        );
+                    }
+                    None => return format!("{path}.{key}: missing, want {expected_value}"),
+                    _ => {}
+                }
+            }
+            let extra: Vec<&String> = a.keys().filter(|key| !e.contains_key(*key)).collect();
+            format!("{path}: unexpected keys {extra:?}")
+        }
+        (Value::Array(a), Value::Array(e)) if a.len() == e.len() => {
+            for (index, (actual_value, expected_value)) in a.iter().zip(e).enumerate() {
+                if actual_value != expected_value {
+                    return first_difference(
+                        format!("{path}[{index}]"),
+                        actual_value,
+                        expected_value,
+                    );
+                }
+            }
+            format!("{path}: equal")
+        }
+        _ => {
+            let clip = |value: &Value| value.to_string().chars().take(400).collect::<String>();
+            format!("{path}: got {} want {}", clip(actual), clip(expected))
+        }
+    }
+}
+
 /// Compares a successful conversion with `expect`; returns the mismatching keys.
 fn compare_success(converted: &ConvertedRequest, expect: &Value) -> Vec<String> {
     let mut mismatches = Vec::new();
     let mut check = |name: &str, actual: Value, expected: &Value| {
         if &actual != expected {
-            mismatches.push(format!("{name}: got {actual} want {expected}"));
+            mismatches.push(first_difference(name.to_owned(), &actual, expected));
         }
     };
     check(
@@ -148,6 +188,42 @@ fn compare_success(converted: &ConvertedRequest, expect: &Value) -> Vec<String> 
     mismatches
 }
 
+/// Compares the Responses extras (`echo()` and `namespace_tool_map()`, read before conversion).
+fn compare_responses_extras(
+    body: &str,
+    options: &ConversionOptions,
+    expect: &Value,
+) -> Vec<String> {
+    let request = match ResponsesRequest::from_json(body) {
+        Ok(request) => request,
+        Err(err) => return vec![format!("responses extras: parse failed: {err}")],
+    };
+    let mut mismatches = Vec::new();
+    let echo = request.echo();
+    let mut actual = serde_json::to_value(&echo).unwrap();
+    let expected = &expect["responses_echo"];
+    if f32_matches(echo.temperature, &expected["temperature"])
+        && f32_matches(echo.top_p, &expected["top_p"])
+    {
+        actual["temperature"] = expected["temperature"].clone();
+        actual["top_p"] = expected["top_p"].clone();
+    }
+    if &actual != expected {
+        mismatches.push(format!("responses_echo: got {actual} want {expected}"));
+    }
+    let actual = match request.namespace_tool_map(options) {
+        Ok(map) => serde_json::to_value(map).unwrap(),
+        Err(err) => json!({"error": {"status_code": err.status_code, "body": err}}),
+    };
+    if actual != expect["namespace_tool_map"] {
+        mismatches.push(format!(
+            "namespace_tool_map: got {actual} want {}",
+            expect["namespace_tool_map"]
+        ));
+    }
+    mismatches
+}
+
 /// Compares a failed conversion with `expect.error`; returns the mismatches.
 fn compare_error(error: &Error, expected: &Value) -> Vec<String> {
     let actual = match error {
@@ -190,10 +266,17 @@ fn run_file(dir: &std::path::Path, file: &str, protocol: Protocol) -> Tally {
         let options = ConversionOptions::from_json(&case["options"].to_string())
             .unwrap_or_else(|err| panic!("{id}: bad options: {err}"));
         let expect = &case["expect"];
-        let result = convert_json(protocol, &body_text(&case), &options);
+        let body = body_text(&case);
+        let result = convert_json(protocol, &body, &options);
         let expected_error = expect.get("error");
         let mismatches = match (&result, expected_error) {
-            (Ok(converted), None) => compare_success(converted, expect),
+            (Ok(converted), None) => {
+                let mut mismatches = compare_success(converted, expect);
+                if protocol == Protocol::Responses {
+                    mismatches.extend(compare_responses_extras(&body, &options, expect));
+                }
+                mismatches
+            }
             (Err(error), Some(expected)) => {
                 let mismatches = compare_error(error, expected);
                 if expected["stage"] == "parse" {
@@ -233,6 +316,7 @@ fn request_vectors() {
     };
     let files = [
         ("chat_completions", Protocol::ChatCompletions),
+        ("responses", Protocol::Responses),
         ("messages", Protocol::Messages),
     ];
     let mut failed = 0;

@@ -10,7 +10,9 @@ use super::sampling::{
     check_max_tokens, check_penalty, check_stop, check_temperature, check_top_logprobs, check_top_p,
 };
 use super::thinking::resolve_thinking;
-use super::tools::{build_tools, resolve_tool_choice, FunctionDecl, ToolChoiceParam};
+use super::tools::{
+    build_tools, check_strict_mix, resolve_tool_choice, FunctionDecl, ToolChoiceParam,
+};
 use crate::conversation::{ImageDetail, Message, Role, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::chat_completions::{
@@ -92,19 +94,18 @@ impl ChatCompletionRequest {
             .tools
             .unwrap_or_default()
             .into_iter()
-            .map(|tool| FunctionDecl {
+            .enumerate()
+            .map(|(index, tool)| FunctionDecl {
                 name: tool.function.name,
                 description: tool.function.description,
                 parameters: tool.function.parameters,
                 strict: tool.function.strict,
                 defer_loading: false,
+                name_path: Some(format!("tools[{index}].function.name")),
             })
             .collect();
-        let declared = build_tools(
-            declarations,
-            |index| format!("tools[{index}].function.name"),
-            false,
-        )?;
+        let declared = build_tools(declarations, false)?;
+        check_strict_mix(declared.iter().map(|tool| tool.strict))?;
         let tools_declared = !declared.is_empty();
         let choice = self.tool_choice.map(|choice| match choice {
             ChatToolChoice::None => ToolChoiceParam::None,

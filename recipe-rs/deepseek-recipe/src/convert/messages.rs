@@ -79,16 +79,18 @@ impl MessagesRequest {
 
         let declarations = tools
             .into_iter()
-            .map(|tool| FunctionDecl {
+            .enumerate()
+            .map(|(index, tool)| FunctionDecl {
                 name: tool.name,
                 description: tool.description,
                 parameters: tool.input_schema,
                 strict: None,
                 defer_loading: tool.defer_loading == Some(true)
                     && model_version == ModelVersion::DeepseekV41Flash,
+                name_path: Some(format!("tools[{index}].name")),
             })
             .collect();
-        let declared = build_tools(declarations, |index| format!("tools[{index}].name"), true)?;
+        let declared = build_tools(declarations, true)?;
         let tools_declared = !declared.is_empty();
         let choice = self.tool_choice.map(|choice| match choice {
             MessagesToolChoice::Auto {} | MessagesToolChoice::Any {} => ToolChoiceParam::Auto,

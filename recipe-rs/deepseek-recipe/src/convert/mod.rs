@@ -18,6 +18,7 @@ mod options;
 pub mod parsing_options;
 mod python_json;
 mod request;
+mod responses;
 mod sampling;
 mod strict_schema;
 mod thinking;
@@ -29,11 +30,12 @@ pub use options::{
 };
 pub use parsing_options::{ParsingOptions, ThinkingInitialStage};
 pub use request::{ConvertedRequest, InferenceOptions, OutputConstraint, OutputConstraintKind};
+pub use responses::{NamespaceToolMap, ResponsesEcho};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::protocol::{ChatCompletionRequest, MessagesRequest};
+use crate::protocol::{ChatCompletionRequest, MessagesRequest, ResponsesRequest};
 
 /// The request protocols the recipe converts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -41,6 +43,8 @@ use crate::protocol::{ChatCompletionRequest, MessagesRequest};
 pub enum Protocol {
     /// OpenAI Chat Completions.
     ChatCompletions,
+    /// OpenAI Responses.
+    Responses,
     /// Anthropic Messages.
     Messages,
 }
@@ -54,6 +58,7 @@ pub fn convert_json(
 ) -> Result<ConvertedRequest> {
     let converted = match protocol {
         Protocol::ChatCompletions => ChatCompletionRequest::from_json(body)?.convert(options),
+        Protocol::Responses => ResponsesRequest::from_json(body)?.convert(options),
         Protocol::Messages => MessagesRequest::from_json(body)?.convert(options),
     };
     Ok(converted?)

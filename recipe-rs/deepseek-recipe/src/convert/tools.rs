@@ -23,6 +23,9 @@ pub(crate) struct FunctionDecl {
     pub strict: Option<bool>,
     /// Loaded on demand (Responses).
     pub defer_loading: bool,
+    /// Where the name is in the request, for error messages (`None`: the name was already
+    /// checked, e.g. a flattened namespace name).
+    pub name_path: Option<String>,
 }
 
 /// A tool choice as requested, before resolution.
@@ -101,16 +104,18 @@ fn tool_parameters(
     Ok(normalized.unwrap_or_else(|| parameters.clone()))
 }
 
-/// Validates declared functions (names, schemas, uniqueness, strict mixing) and turns them
-/// into conversation tools. `name_path(i)` spells the name's location for error messages.
+/// Validates declared functions (names, schemas, uniqueness) and turns them into
+/// conversation tools; strict mixing is checked separately ([`check_strict_mix`]) because the
+/// protocols check it at different points.
 pub(crate) fn build_tools(
     declarations: Vec<FunctionDecl>,
-    name_path: impl Fn(usize) -> String,
     parameters_required: bool,
 ) -> Result<Vec<Tool>, ApiError> {
     let mut tools: Vec<Tool> = Vec::with_capacity(declarations.len());
-    for (index, declaration) in declarations.into_iter().enumerate() {
-        check_tool_name(&declaration.name, &name_path(index))?;
+    for declaration in declarations {
+        if let Some(path) = &declaration.name_path {
+            check_tool_name(&declaration.name, path)?;
+        }
         let strict = declaration.strict == Some(true);
         let parameters = tool_parameters(
             &declaration.name,
@@ -127,16 +132,27 @@ pub(crate) fn build_tools(
         });
     }
     check_unique_names(&tools)?;
-    let strict_count = tools
-        .iter()
-        .filter(|tool| tool.strict == Some(true))
-        .count();
-    if strict_count > 0 && strict_count < tools.len() {
+    Ok(tools)
+}
+
+/// Rejects a mix of strict and non-strict functions (`flags`: each function's `strict`).
+pub(crate) fn check_strict_mix(
+    flags: impl IntoIterator<Item = Option<bool>>,
+) -> Result<(), ApiError> {
+    let (mut strict, mut loose) = (false, false);
+    for flag in flags {
+        if flag == Some(true) {
+            strict = true;
+        } else {
+            loose = true;
+        }
+    }
+    if strict && loose {
         return Err(ApiError::invalid_request(
             "Cannot use strict tool with non-strict tool in the same request",
         ));
     }
-    Ok(tools)
+    Ok(())
 }
 
 /// Rejects two tools with the same name.

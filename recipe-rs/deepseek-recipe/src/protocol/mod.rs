@@ -8,8 +8,10 @@
 
 pub mod chat_completions;
 pub mod messages;
+pub mod responses;
 mod shared;
 
 pub use chat_completions::ChatCompletionRequest;
 pub use messages::MessagesRequest;
+pub use responses::ResponsesRequest;
 pub use shared::{ChatCompletionThinking, EffortParam, ThinkingType};
