@@ -310,3 +310,106 @@ impl<'a> Renderer<'a> {
 fn is_prefix(message: &Message) -> bool {
     message.role == Role::Assistant && message.prefix
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{
+        ImageDetail, ImageRef, ImageSource, ImageSourceKind, ResponseFormat,
+    };
+    use crate::encoding::{v4, v41};
+
+    fn message(role: Role, content: &str) -> Message {
+        Message {
+            role,
+            content: content.to_owned(),
+            reasoning_content: None,
+            tool_calls: None,
+            prefix: false,
+            tool_call_id: None,
+            images: Vec::new(),
+            tools: Vec::new(),
+        }
+    }
+
+    fn conversation(messages: Vec<Message>) -> Conversation {
+        Conversation {
+            thinking_mode: true,
+            reasoning_effort: None,
+            tool_choice: ToolChoice::Required,
+            response_format: ResponseFormat::JsonSchema,
+            response_schema: None,
+            response_regex: None,
+            tools: vec![Tool {
+                name: "f".to_owned(),
+                description: None,
+                parameters: serde_json::Value::Null,
+                strict: None,
+                defer_loading: false,
+            }],
+            messages,
+        }
+    }
+
+    /// Special ranges are in order, inside the prompt and on character boundaries.
+    fn assert_well_formed(rendered: &RenderedPrompt) {
+        let mut end = 0;
+        for range in &rendered.special_ranges {
+            assert!(end <= range.start && range.start < range.end);
+            assert!(rendered.prompt.get(range.clone()).is_some());
+            end = range.end;
+        }
+        assert!(end <= rendered.prompt.len());
+    }
+
+    #[test]
+    fn odd_conversations_render_without_panicking() {
+        let image = ImageRef {
+            span: Some((1, 4)),
+            source: ImageSource {
+                kind: ImageSourceKind::DataUrl,
+                detail: ImageDetail::Auto,
+                path: String::new(),
+                location: String::new(),
+            },
+        };
+        let mut split_char = message(Role::User, "é<I>");
+        split_char.images = vec![image.clone(), image];
+        let mut orphan_result = message(Role::Tool, "r");
+        orphan_result.tool_call_id = Some("missing".to_owned());
+        let mut early_prefix = message(Role::Assistant, "");
+        early_prefix.prefix = true;
+        early_prefix.tool_calls = Some(Vec::new());
+        let cases = [
+            Vec::new(),
+            vec![orphan_result],
+            vec![split_char, early_prefix.clone(), message(Role::System, "")],
+            vec![message(Role::LatestReminder, "<｜box｜>"), early_prefix],
+        ];
+        for messages in cases {
+            for dialect in [&v4::DIALECT, &v41::DIALECT] {
+                let rendered = render(
+                    dialect,
+                    &SpecialTokens::default(),
+                    &conversation(messages.clone()),
+                );
+                assert_well_formed(&rendered);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_spellings_emit_nothing() {
+        let tokens = SpecialTokens {
+            bos: String::new(),
+            ..SpecialTokens::default()
+        };
+        let rendered = render(
+            &v4::DIALECT,
+            &tokens,
+            &conversation(vec![message(Role::User, "x")]),
+        );
+        assert!(rendered.prompt.starts_with("Reasoning Effort"));
+        assert_well_formed(&rendered);
+    }
+}
