@@ -10,8 +10,11 @@
 use std::path::PathBuf;
 
 use deepseek_recipe::conversation::Conversation;
+use deepseek_recipe::convert::ModelVersion;
 use deepseek_recipe::convert::{ConversionOptions, ConvertedRequest, Protocol};
+use deepseek_recipe::encoding::{encode, Encoding, SpecialTokens};
 use deepseek_recipe::protocol::ResponsesRequest;
+use deepseek_recipe::Tokenizer;
 use deepseek_recipe::{convert_json, Error};
 use serde_json::{json, Map, Value};
 
@@ -188,6 +191,50 @@ fn compare_success(converted: &ConvertedRequest, expect: &Value) -> Vec<String> 
     mismatches
 }
 
+/// Renders the converted conversation with the encoding of its model version (special-token
+/// overrides from the options applied) and compares prompt, special ranges, image count and
+/// the V4 token ids (or the encoding error).
+fn compare_rendering(
+    converted: &ConvertedRequest,
+    options: &ConversionOptions,
+    expect: &Value,
+) -> Vec<String> {
+    let encoding = match converted.model_version {
+        ModelVersion::DeepseekV4Pro => Encoding::v4(),
+        ModelVersion::DeepseekV41Flash => Encoding::v41(),
+    }
+    .with_special_tokens(SpecialTokens::default().with_overrides(&options.special_tokens));
+    let rendered = encoding.render(&converted.conversation);
+    let mut mismatches = Vec::new();
+    if rendered.prompt != expect["prompt"].as_str().unwrap_or_default() {
+        mismatches.push(first_difference(
+            "prompt".into(),
+            &json!(rendered.prompt),
+            &expect["prompt"],
+        ));
+    }
+    let ranges: Vec<[usize; 2]> = rendered
+        .special_char_ranges()
+        .into_iter()
+        .map(|range| [range.start, range.end])
+        .collect();
+    if json!(ranges) != expect["special_ranges"] {
+        mismatches.push(format!("special_ranges differ: got {}", json!(ranges)));
+    }
+    if json!(rendered.image_sources.len()) != expect["image_count"] {
+        mismatches.push(format!("image_count: got {}", rendered.image_sources.len()));
+    }
+    if converted.model_version == ModelVersion::DeepseekV4Pro {
+        match encode(&rendered, Tokenizer::deepseek_v4()) {
+            Ok(ids) if json!(ids) == expect["token_ids"] => {}
+            Ok(_) => mismatches.push("token_ids differ".to_owned()),
+            Err(err) if expect["encode_error"]["message"] == json!(err.to_string()) => {}
+            Err(err) => mismatches.push(format!("encode error: {err}")),
+        }
+    }
+    mismatches
+}
+
 /// Compares the Responses extras (`echo()` and `namespace_tool_map()`, read before conversion).
 fn compare_responses_extras(
     body: &str,
@@ -249,8 +296,13 @@ struct Tally {
     parse_cases: usize,
 }
 
-fn run_file(dir: &std::path::Path, file: &str, protocol: Protocol) -> Tally {
-    let path = dir.join("requests").join(format!("{file}.jsonl"));
+/// The protocol a record names.
+fn record_protocol(case: &Value) -> Protocol {
+    serde_json::from_value(case["protocol"].clone()).expect("record names a known protocol")
+}
+
+fn run_file(dir: &std::path::Path, file: &str) -> Tally {
+    let path = dir.join(format!("{file}.jsonl"));
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
     let verbose = std::env::var("RECIPE_VECTORS_VERBOSE").as_deref() == Ok("1");
@@ -262,6 +314,7 @@ fn run_file(dir: &std::path::Path, file: &str, protocol: Protocol) -> Tally {
     };
     for line in text.lines().filter(|line| !line.trim().is_empty()) {
         let case: Value = serde_json::from_str(line).expect("vector line is JSON");
+        let protocol = record_protocol(&case);
         let id = case["id"].as_str().unwrap_or("?");
         let options = ConversionOptions::from_json(&case["options"].to_string())
             .unwrap_or_else(|err| panic!("{id}: bad options: {err}"));
@@ -272,6 +325,7 @@ fn run_file(dir: &std::path::Path, file: &str, protocol: Protocol) -> Tally {
         let mismatches = match (&result, expected_error) {
             (Ok(converted), None) => {
                 let mut mismatches = compare_success(converted, expect);
+                mismatches.extend(compare_rendering(converted, &options, expect));
                 if protocol == Protocol::Responses {
                     mismatches.extend(compare_responses_extras(&body, &options, expect));
                 }
@@ -315,13 +369,14 @@ fn request_vectors() {
         return;
     };
     let files = [
-        ("chat_completions", Protocol::ChatCompletions),
-        ("responses", Protocol::Responses),
-        ("messages", Protocol::Messages),
+        "requests/chat_completions",
+        "requests/responses",
+        "requests/messages",
+        "images/image_requests",
     ];
     let mut failed = 0;
-    for (file, protocol) in files {
-        failed += run_file(&dir, file, protocol).failed;
+    for file in files {
+        failed += run_file(&dir, file).failed;
     }
     assert_eq!(
         failed, 0,

@@ -273,10 +273,7 @@ fn convert_messages(
             ChatMessage::User { content } => {
                 build_content(content, index, version, image_token)?.into_message(Role::User)
             }
-            ChatMessage::LatestReminder { content } => {
-                build_content(content, index, version, image_token)?
-                    .into_message(Role::LatestReminder)
-            }
+            ChatMessage::LatestReminder { content } => text_message(Role::LatestReminder, content),
             ChatMessage::Tool {
                 content,
                 tool_call_id,

@@ -420,6 +420,7 @@ fn image_source(source: &ImageSourceParam, path: &str) -> Result<ImageSource, Ap
             if !is_padded_base64(data) {
                 return Err(error("base64 decode error".to_owned()));
             }
+            let data = canonical_padding(data);
             (
                 ImageSourceKind::DataUrl,
                 format!("data:{};base64,{data}", media_type.mime()),
@@ -452,6 +453,17 @@ fn image_source(source: &ImageSourceParam, path: &str) -> Result<ImageSource, Ap
         path: path.to_owned(),
         location,
     })
+}
+
+/// Padded base64 data with its padding rewritten to the canonical amount (unpadded data is
+/// kept as it is).
+fn canonical_padding(data: &str) -> String {
+    if !data.ends_with('=') {
+        return data.to_owned();
+    }
+    let body = data.trim_end_matches('=');
+    let padding = (4 - body.len() % 4) % 4;
+    format!("{body}{}", "=".repeat(padding))
 }
 
 /// Messages base64: padded data may carry any amount of `=` (normalised); unpadded data must
@@ -532,4 +544,38 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), ApiError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padded_base64_is_normalised() {
+        assert!(is_padded_base64("aGk="));
+        assert!(is_padded_base64("aGk=="));
+        assert!(is_padded_base64("aGVsbG8h"));
+        assert!(!is_padded_base64("aGk"));
+        assert!(!is_padded_base64("a-k="));
+        assert_eq!(canonical_padding("aGk=="), "aGk=");
+        assert_eq!(canonical_padding("aGVsbA="), "aGVsbA==");
+        assert_eq!(canonical_padding("aGVsbG8h"), "aGVsbG8h");
+    }
+
+    #[test]
+    fn tool_results_must_follow_their_uses() {
+        let request = MessagesRequest::from_json(
+            r#"{"model": "m", "messages": [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+                {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t1"}]}
+            ]}"#,
+        )
+        .unwrap();
+        let err = check_tool_pairing(&request.messages).unwrap_err();
+        assert!(err
+            .error
+            .message
+            .starts_with("messages.2: `tool_use` ids were found"));
+    }
 }

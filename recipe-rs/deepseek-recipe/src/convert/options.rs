@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::encoding::SpecialTokenOverrides;
 use crate::error::{Error, Result};
 
 /// The model families the recipe can render for.
@@ -59,10 +60,10 @@ pub struct ConversionOptions {
     pub non_thinking_max_tokens_upper_bound: u32,
     /// Exact (case-sensitive) model names and the versions they select.
     pub model_versions_by_name: BTreeMap<String, ModelVersion>,
-    /// Special-token spelling overrides, keyed as the encoding names them (`image`, `bos`,
-    /// `user`, …). Conversion itself reads only `image` (the placeholder it writes into
-    /// content); the whole map is meant to be handed to the encoding as well.
-    pub special_tokens: BTreeMap<String, String>,
+    /// Special-token spelling overrides. Conversion itself reads only `image` (the placeholder
+    /// it writes into content); the same overrides are meant for the encoding
+    /// (`SpecialTokens::default().with_overrides(&options.special_tokens)`).
+    pub special_tokens: SpecialTokenOverrides,
 }
 
 impl Default for ConversionOptions {
@@ -81,7 +82,7 @@ impl Default for ConversionOptions {
                     ModelVersion::DeepseekV41Flash,
                 ),
             ]),
-            special_tokens: BTreeMap::new(),
+            special_tokens: SpecialTokenOverrides::default(),
         }
     }
 }
@@ -98,7 +99,7 @@ struct OptionsJson {
     non_thinking_max_tokens_upper_bound: Option<u32>,
     model_versions_by_name: Option<BTreeMap<String, ModelVersion>>,
     model_aliases: Option<BTreeMap<String, ModelVersion>>,
-    special_tokens: Option<BTreeMap<String, String>>,
+    special_tokens: Option<SpecialTokenOverrides>,
 }
 
 impl ConversionOptions {
@@ -132,8 +133,8 @@ impl ConversionOptions {
         for (name, version) in json.model_aliases.unwrap_or_default() {
             options = options.with_model_alias(name, version);
         }
-        for (name, spelling) in json.special_tokens.unwrap_or_default() {
-            options = options.with_special_token(name, spelling);
+        if let Some(overrides) = json.special_tokens {
+            options = options.with_special_tokens(overrides);
         }
         Ok(options)
     }
@@ -186,21 +187,18 @@ impl ConversionOptions {
         self
     }
 
-    /// Overrides one special-token spelling (key as the encoding names it, e.g. `image`).
-    pub fn with_special_token(
-        mut self,
-        name: impl Into<String>,
-        spelling: impl Into<String>,
-    ) -> Self {
-        self.special_tokens.insert(name.into(), spelling.into());
+    /// Sets the special-token spelling overrides.
+    pub fn with_special_tokens(mut self, overrides: SpecialTokenOverrides) -> Self {
+        self.special_tokens = overrides;
         self
     }
 
     /// The image placeholder spelling conversion writes into content.
     pub fn image_token(&self) -> &str {
         self.special_tokens
-            .get("image")
-            .map_or(DEFAULT_IMAGE_TOKEN, String::as_str)
+            .image
+            .as_deref()
+            .unwrap_or(DEFAULT_IMAGE_TOKEN)
     }
 
     /// The `max_tokens` bound for the resolved thinking mode.
@@ -228,5 +226,48 @@ impl ConversionOptions {
                     names.join(", ")
                 ))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_replaced_then_aliased() {
+        let options = ConversionOptions::from_json(
+            r#"{"model_versions_by_name": {"m": "DeepseekV4Pro"}, "model_aliases": {"a": "DeepseekV41Flash"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            options.model_version("a").unwrap(),
+            ModelVersion::DeepseekV41Flash
+        );
+        let err = options.model_version("DeepSeek-V4-Pro").unwrap_err();
+        assert_eq!(
+            err.error.message,
+            "The supported API model names are a, m, but you passed DeepSeek-V4-Pro."
+        );
+    }
+
+    #[test]
+    fn empty_table_lists_nothing() {
+        let options = ConversionOptions::default().with_model_versions_by_name(BTreeMap::new());
+        let err = options.model_version("x").unwrap_err();
+        assert_eq!(
+            err.error.message,
+            "The supported API model names are , but you passed x."
+        );
+    }
+
+    #[test]
+    fn image_token_follows_the_override() {
+        let options =
+            ConversionOptions::from_json(r#"{"special_tokens": {"image": "<|I|>"}}"#).unwrap();
+        assert_eq!(options.image_token(), "<|I|>");
+        assert_eq!(
+            ConversionOptions::default().image_token(),
+            DEFAULT_IMAGE_TOKEN
+        );
     }
 }

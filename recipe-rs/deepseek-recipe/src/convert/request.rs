@@ -110,3 +110,44 @@ impl ConvertedRequest {
         Ok(u32::try_from(resolved).unwrap_or(u32::MAX))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::convert::{convert_json, ConversionOptions, Protocol};
+
+    fn converted(body: &str) -> super::ConvertedRequest {
+        convert_json(
+            Protocol::ChatCompletions,
+            body,
+            &ConversionOptions::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn requested_budget_must_fit() {
+        let request = converted(
+            r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}], "max_tokens": 100}"#,
+        );
+        assert_eq!(request.resolve_max_tokens(10, 110).unwrap(), 100);
+        let err = request.resolve_max_tokens(11, 110).unwrap_err();
+        assert!(err
+            .error
+            .message
+            .contains("you requested 111 tokens (11 in the messages, 100 in the completion)"));
+    }
+
+    #[test]
+    fn default_budget_depends_on_thinking_and_effort() {
+        let off = converted(
+            r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}], "thinking": {"type": "disabled"}}"#,
+        );
+        assert_eq!(off.resolve_max_tokens(0, 1 << 20).unwrap(), 8192);
+        let max = converted(
+            r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}], "reasoning_effort": "ultra"}"#,
+        );
+        assert_eq!(max.resolve_max_tokens(0, 1 << 20).unwrap(), 131_072);
+        assert_eq!(max.resolve_max_tokens(100, 100).unwrap(), 1);
+        assert!(max.resolve_max_tokens(101, 100).is_err());
+    }
+}

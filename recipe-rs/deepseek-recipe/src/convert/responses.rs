@@ -697,3 +697,73 @@ fn check_call_id(call_id: &str, index: usize) -> Result<(), ApiError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn convert(body: &str) -> Result<ConvertedRequest, ApiError> {
+        let options = ConversionOptions::default();
+        ResponsesRequest::from_json(body)
+            .expect("valid body")
+            .convert(&options)
+    }
+
+    #[test]
+    fn calls_and_outputs_are_written_in_call_id_order() {
+        let converted = convert(
+            r#"{"model": "DeepSeek-V4-Pro", "reasoning": {"effort": "none"}, "input": [
+                {"role": "user", "content": "q"},
+                {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"},
+                {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "b", "output": "B"},
+                {"type": "function_call_output", "call_id": "a", "output": "A"}
+            ]}"#,
+        )
+        .unwrap();
+        let messages = &converted.conversation.messages;
+        let calls = messages[1].tool_calls.as_ref().unwrap();
+        assert_eq!(
+            calls
+                .iter()
+                .map(|call| call.id.as_str())
+                .collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert_eq!(messages[2].content, "A");
+        assert_eq!(messages[3].content, "B");
+    }
+
+    #[test]
+    fn a_missing_output_is_reported() {
+        let err = convert(
+            r#"{"model": "DeepSeek-V4-Pro", "input": [
+                {"role": "user", "content": "q"},
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                {"role": "user", "content": "again"}
+            ]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(err.error.message, "No tool output found for tool call c1.");
+    }
+
+    #[test]
+    fn namespace_names_depend_on_the_model() {
+        let body = |model: &str| {
+            format!(
+                r#"{{"model": "{model}", "input": "q", "tools": [{{"type": "namespace", "name": "ns", "tools": [{{"type": "function", "name": "g"}}]}}]}}"#
+            )
+        };
+        let options = ConversionOptions::default();
+        let v4 = ResponsesRequest::from_json(&body("DeepSeek-V4-Pro")).unwrap();
+        let v41 = ResponsesRequest::from_json(&body("DeepSeek-V4.1-Flash")).unwrap();
+        assert!(v4
+            .namespace_tool_map(&options)
+            .unwrap()
+            .contains_key("ns__g"));
+        assert!(v41
+            .namespace_tool_map(&options)
+            .unwrap()
+            .contains_key("ns::g"));
+    }
+}

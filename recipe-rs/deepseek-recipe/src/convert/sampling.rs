@@ -124,3 +124,48 @@ pub(crate) fn check_stop(stop: &[String], single: bool) -> Result<(), ApiError> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_p_depends_on_model_thinking_and_tools() {
+        use ModelVersion::{DeepseekV41Flash as V41, DeepseekV4Pro as V4};
+        assert_eq!(resolve_top_p(V4, true, true, Some(0.2)), 0.95);
+        assert_eq!(resolve_top_p(V4, true, false, Some(0.2)), 1.0);
+        assert_eq!(resolve_top_p(V4, false, true, Some(0.2)), 0.2);
+        assert_eq!(resolve_top_p(V41, true, false, Some(0.2)), 0.95);
+        assert_eq!(resolve_top_p(V41, true, false, Some(0.97)), 0.97);
+        assert_eq!(resolve_top_p(V41, true, false, None), 1.0);
+        assert_eq!(resolve_top_p(V41, false, false, Some(0.2)), 1.0);
+    }
+
+    #[test]
+    fn max_tokens_bounds() {
+        assert!(check_max_tokens(Some(0), 10).is_err());
+        assert!(check_max_tokens(Some(11), 10).is_err());
+        assert_eq!(check_max_tokens(Some(10), 10).unwrap(), Some(10));
+        assert_eq!(clamp_max_tokens(Some(11), 10).unwrap(), Some(10));
+        assert!(clamp_max_tokens(Some(0), 10).is_err());
+    }
+
+    #[test]
+    fn stop_sequences() {
+        let err = check_stop(&[String::new()], true).unwrap_err();
+        assert!(err
+            .error
+            .message
+            .starts_with("Invalid 'stop': empty string."));
+        let err = check_stop(&["a".into(), String::new()], false).unwrap_err();
+        assert!(err
+            .error
+            .message
+            .starts_with("Invalid 'stop[1]': empty string."));
+        let many = vec!["s".to_owned(); 17];
+        assert_eq!(
+            check_stop(&many, false).unwrap_err().error.message,
+            "Stop string array too long: 17"
+        );
+    }
+}

@@ -261,6 +261,55 @@ pub(crate) fn tool_constraint_schema(tools: &[Tool]) -> String {
 mod tests {
     use super::*;
 
+    fn tool(name: &str) -> Tool {
+        Tool {
+            name: name.into(),
+            description: None,
+            parameters: json!({}),
+            strict: None,
+            defer_loading: false,
+        }
+    }
+
+    #[test]
+    fn named_choice_narrows_and_thinking_rejects_it() {
+        let tools = vec![tool("a"), tool("b")];
+        let resolved = resolve_tool_choice(
+            Some(ToolChoiceParam::Named("b".into())),
+            tools.clone(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(resolved.tool_choice, ToolChoice::Required);
+        assert_eq!(resolved.tools, vec![tool("b")]);
+        let err = resolve_tool_choice(
+            Some(ToolChoiceParam::Named("zz".into())),
+            tools.clone(),
+            true,
+        )
+        .unwrap_err();
+        assert!(err.error.message.contains("no function named 'zz'"));
+        let err = resolve_tool_choice(Some(ToolChoiceParam::Required), tools, true).unwrap_err();
+        assert_eq!(
+            err.error.message,
+            "Thinking mode does not support this tool_choice"
+        );
+    }
+
+    #[test]
+    fn required_without_tools_becomes_auto() {
+        let resolved =
+            resolve_tool_choice(Some(ToolChoiceParam::Required), Vec::new(), true).unwrap();
+        assert_eq!(resolved.tool_choice, ToolChoice::Auto);
+        assert!(!resolved.active());
+    }
+
+    #[test]
+    fn strict_mix_is_rejected() {
+        assert!(check_strict_mix([Some(true), Some(true)]).is_ok());
+        assert!(check_strict_mix([Some(true), None]).is_err());
+    }
+
     #[test]
     fn tool_names_are_checked_in_order() {
         assert!(check_tool_name("get_weather-2", "tools[0].name").is_ok());

@@ -91,10 +91,10 @@ pub enum ChatMessage {
         /// The call this answers.
         tool_call_id: String,
     },
-    /// A latest-reminder block.
+    /// A latest-reminder block (text only).
     LatestReminder {
         /// Reminder text.
-        content: ChatContent,
+        content: String,
     },
 }
 
