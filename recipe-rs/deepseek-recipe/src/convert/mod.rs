@@ -1,6 +1,6 @@
-//! Request conversion: a protocol request becomes a [`Conversation`] plus the inference and
-//! output-parsing settings, with every validation the official API performs (same 400 bodies,
-//! same order).
+//! Request conversion: a protocol request becomes a
+//! [`Conversation`](crate::conversation::Conversation) plus the inference and output-parsing
+//! settings, with every validation the official API performs (same 400 bodies, same order).
 //!
 //! Each protocol has its own module (`chat_completions`, `responses`, `messages`) that walks the
 //! request in the reference's validation order; the rules the protocols share (thinking and
