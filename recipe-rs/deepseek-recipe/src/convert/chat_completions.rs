@@ -3,7 +3,7 @@
 use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
-use super::images::{image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
+use super::images::{image_detail, image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
 use super::options::{ConversionOptions, ModelVersion};
 use super::request::ConvertedRequest;
 use super::sampling::{
@@ -13,11 +13,11 @@ use super::thinking::resolve_thinking;
 use super::tools::{
     build_tools, check_strict_mix, resolve_tool_choice, FunctionDecl, ToolChoiceParam,
 };
-use crate::conversation::{ImageDetail, Message, Role, ToolCall};
+use crate::conversation::{Message, Role, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::chat_completions::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatResponseFormat,
-    ChatToolChoice, ImageDetailParam, StopParam,
+    ChatToolChoice, StopParam,
 };
 
 /// The pass-back error of Chat Completions.
@@ -164,15 +164,6 @@ impl ChatCompletionRequest {
             stop_sequences,
         }
         .finish())
-    }
-}
-
-fn image_detail(detail: Option<ImageDetailParam>) -> ImageDetail {
-    match detail {
-        Some(ImageDetailParam::Low) => ImageDetail::Low,
-        Some(ImageDetailParam::High) | None => ImageDetail::High,
-        Some(ImageDetailParam::Original) => ImageDetail::Original,
-        Some(ImageDetailParam::Auto) => ImageDetail::Auto,
     }
 }
 
@@ -364,7 +355,7 @@ fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), ApiError> {
                     }
                     None => {
                         return Err(ApiError::invalid_request(format!(
-                            "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {tool_call_id}"
+                            "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id', The following tool_call_ids did not have response messages: {tool_call_id}"
                         )));
                     }
                 }

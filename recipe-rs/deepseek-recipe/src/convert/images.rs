@@ -2,6 +2,7 @@
 
 use crate::conversation::{ImageDetail, ImageSource, ImageSourceKind};
 use crate::error::ApiError;
+use crate::protocol::chat_completions::ImageDetailParam;
 
 /// Longest external image URL, in UTF-8 bytes.
 pub(crate) const MAX_IMAGE_URL_BYTES: usize = 8192;
@@ -12,6 +13,16 @@ const SUPPORTED_MEDIA_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif"
 /// The advice appended to over-long URL errors.
 pub(crate) const URL_TOO_LONG_ADVICE: &str =
     "Consider passing file data directly with base64 data url instead.";
+
+/// The requested detail (`high` when absent).
+pub(crate) fn image_detail(detail: Option<ImageDetailParam>) -> ImageDetail {
+    match detail {
+        Some(ImageDetailParam::Low) => ImageDetail::Low,
+        Some(ImageDetailParam::High) | None => ImageDetail::High,
+        Some(ImageDetailParam::Original) => ImageDetail::Original,
+        Some(ImageDetailParam::Auto) => ImageDetail::Auto,
+    }
+}
 
 /// Classifies an `image_url` string (Chat Completions, Responses) into a source.
 ///

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
-use super::images::{image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
+use super::images::{image_detail, image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
 use super::options::{ConversionOptions, ModelVersion, WebSearchBehavior};
 use super::request::ConvertedRequest;
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
@@ -18,9 +18,8 @@ use super::tools::{
     build_tools, check_strict_mix, check_tool_name, resolve_tool_choice, FunctionDecl,
     ToolChoiceParam,
 };
-use crate::conversation::{ImageDetail, Message, Role, Tool, ToolCall};
+use crate::conversation::{Message, Role, Tool, ToolCall};
 use crate::error::ApiError;
-use crate::protocol::chat_completions::ImageDetailParam;
 use crate::protocol::responses::{
     CallOutput, ContentPart, FunctionTool, InputItem, ItemContent, ItemRole, MessageItem,
     NamespaceMember, ResponsesInput, ResponsesRequest, ResponsesTool, ResponsesToolChoice,
@@ -641,15 +640,6 @@ impl ItemConverter<'_> {
             }
         }
         Ok(builder)
-    }
-}
-
-fn image_detail(detail: Option<ImageDetailParam>) -> ImageDetail {
-    match detail {
-        Some(ImageDetailParam::Low) => ImageDetail::Low,
-        Some(ImageDetailParam::High) | None => ImageDetail::High,
-        Some(ImageDetailParam::Original) => ImageDetail::Original,
-        Some(ImageDetailParam::Auto) => ImageDetail::Auto,
     }
 }
 
