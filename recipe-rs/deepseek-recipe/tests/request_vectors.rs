@@ -356,9 +356,11 @@ fn run_file(dir: &std::path::Path, file: &str) -> Tally {
             }
         }
     }
+    let name = file.rsplit('/').next().unwrap_or(file);
+    println!("{name}: {} passed, {} failed", tally.passed, tally.failed);
     println!(
-        "{file}: {} passed, {} failed (parse-stage messages matched exactly: {}/{})",
-        tally.passed, tally.failed, tally.parse_messages_matched, tally.parse_cases
+        "  ({name}: parse-stage messages matched exactly: {}/{})",
+        tally.parse_messages_matched, tally.parse_cases
     );
     tally
 }
