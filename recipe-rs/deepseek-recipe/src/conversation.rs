@@ -133,6 +133,13 @@ pub struct Message {
     /// Images attached to this message, in content order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<ImageRef>,
+    /// System: tools made available mid-conversation (e.g. a Responses `tool_search_output`).
+    ///
+    /// Note for the converter: the encodings render a system message carrying tools as that
+    /// message's content followed by a `### Updated Tool Schemas` section listing them (the
+    /// JSON key is `tools`, as in the request vectors' conversations).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<Tool>,
 }
 
 /// An image placed in a message's content.

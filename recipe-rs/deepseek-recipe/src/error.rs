@@ -13,6 +13,14 @@ pub enum Error {
     /// The request parsed but is invalid (the convert stage): the official HTTP status and error body.
     #[error("{}", .0.error.message)]
     Api(ApiError),
+    /// The tokenizer could not be loaded (invalid or unsupported `tokenizer.json`), or was given an
+    /// unknown token id or an invalid special range.
+    #[error("{0}")]
+    Tokenizer(String),
+    /// A rendered prompt could not be encoded; the message reproduces the reference's wording,
+    /// e.g. `failed to encode conversation: special token "<BOS>" is not in the added vocabulary`.
+    #[error("failed to encode conversation: {0}")]
+    Encode(String),
 }
 
 /// The OpenAI-style error body the official API returns, with its HTTP status.

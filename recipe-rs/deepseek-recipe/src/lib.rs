@@ -5,6 +5,14 @@
 //! token ids → (any backend generates) → stream parser → protocol chunks → complete responses.
 
 pub mod conversation;
+pub mod encoding;
 pub mod error;
+pub mod tokenizer;
 
+pub use encoding::{Encoding, PromptFormat, RenderedPrompt, SpecialTokens};
 pub use error::{ApiError, Error, Result};
+pub mod convert;
+pub mod protocol;
+
+pub use convert::{convert_json, ConversionOptions, ConvertedRequest, ModelVersion, Protocol};
+pub use tokenizer::{IncrementalDecoder, Tokenizer};

@@ -1,0 +1,382 @@
+//! Chat Completions → conversation, in the official validation order.
+
+use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
+use super::draft::{json_schema_format, Draft, FormatChoice};
+use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
+use super::images::{image_detail, image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
+use super::options::{ConversionOptions, ModelVersion};
+use super::request::ConvertedRequest;
+use super::sampling::{
+    check_max_tokens, check_penalty, check_stop, check_temperature, check_top_logprobs, check_top_p,
+};
+use super::thinking::resolve_thinking;
+use super::tools::{
+    build_tools, check_strict_mix, resolve_tool_choice, FunctionDecl, ToolChoiceParam,
+};
+use crate::conversation::{Message, Role, ToolCall};
+use crate::error::ApiError;
+use crate::protocol::chat_completions::{
+    ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatResponseFormat,
+    ChatToolChoice, StopParam,
+};
+
+/// The pass-back error of Chat Completions.
+const REASONING_PASS_BACK_ERROR: &str =
+    "The `reasoning_content` in the thinking mode must be passed back to the API.";
+
+impl ChatCompletionRequest {
+    /// Converts the request with `options` (the official 400 body on invalid requests).
+    pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        let model_version = options.model_version(&self.model)?;
+        if self.messages.is_empty() {
+            return Err(ApiError::invalid_request("Empty input messages"));
+        }
+        let (mut messages, missing_reasoning) =
+            convert_messages(self.messages, model_version, options.image_token())?;
+        let wants_json_object =
+            matches!(self.response_format, Some(ChatResponseFormat::JsonObject));
+        if wants_json_object
+            && !mentions_json(messages.iter().map(|message| message.content.as_str()))
+        {
+            return Err(ApiError::invalid_request(
+                "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'.",
+            ));
+        }
+        let (thinking_mode, reasoning_effort) = resolve_thinking(
+            self.thinking.map(|thinking| thinking.kind),
+            self.reasoning_effort,
+            options.default_thinking_mode,
+        );
+        check_temperature(self.temperature)?;
+        check_top_p(self.top_p)?;
+        check_penalty("frequency_penalty", self.frequency_penalty)?;
+        check_penalty("presence_penalty", self.presence_penalty)?;
+        if self.n.is_some_and(|n| n != 1) {
+            return Err(ApiError::invalid_request(
+                "Invalid n value (currently only n = 1 is supported)",
+            ));
+        }
+        let max_tokens = check_max_tokens(
+            self.max_tokens,
+            options.max_tokens_upper_bound(thinking_mode),
+        )?;
+        if self.seed.is_some_and(|seed| seed >= 1 << 63) {
+            return Err(ApiError::invalid_request(
+                "Invalid seed value, the valid range of seed is [0, 2^63)",
+            ));
+        }
+        let logprobs = self.logprobs.unwrap_or(false);
+        if self.top_logprobs.is_some() && !logprobs {
+            return Err(ApiError::invalid_request(
+                "Invalid top_logprobs and logprobs value, logprobs must be set to true if top_logprobs is used.",
+            ));
+        }
+        check_top_logprobs(self.top_logprobs)?;
+        let stop_sequences = match self.stop {
+            None => Vec::new(),
+            Some(StopParam::One(stop)) => {
+                check_stop(std::slice::from_ref(&stop), true)?;
+                vec![stop]
+            }
+            Some(StopParam::Many(stops)) => {
+                check_stop(&stops, false)?;
+                stops
+            }
+        };
+        let stream = self.stream.unwrap_or(false);
+        if self.stream_options.is_some() && !stream {
+            return Err(ApiError::invalid_request(
+                "stream_options should be set along with stream = true",
+            ));
+        }
+
+        let declarations = self
+            .tools
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(index, tool)| FunctionDecl {
+                name: tool.function.name,
+                description: tool.function.description,
+                parameters: tool.function.parameters,
+                strict: tool.function.strict,
+                defer_loading: false,
+                name_path: Some(format!("tools[{index}].function.name")),
+            })
+            .collect();
+        let declared = build_tools(declarations, false)?;
+        check_strict_mix(declared.iter().map(|tool| tool.strict))?;
+        let tools_declared = !declared.is_empty();
+        let choice = self.tool_choice.map(|choice| match choice {
+            ChatToolChoice::None => ToolChoiceParam::None,
+            ChatToolChoice::Auto => ToolChoiceParam::Auto,
+            ChatToolChoice::Required => ToolChoiceParam::Required,
+            ChatToolChoice::Function(name) => ToolChoiceParam::Named(name),
+        });
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+
+        let format = match self.response_format {
+            None | Some(ChatResponseFormat::Text) => FormatChoice::Text,
+            Some(ChatResponseFormat::JsonObject) => FormatChoice::JsonObject,
+            Some(ChatResponseFormat::JsonSchema { json_schema }) => {
+                json_schema_format(json_schema.schema, json_schema.strict == Some(true))?
+            }
+            Some(ChatResponseFormat::Regex { regex }) => FormatChoice::Regex(regex),
+        };
+
+        if messages.last().is_some_and(|message| message.prefix) {
+            if tools_declared {
+                return Err(ApiError::invalid_request(
+                    "Function call should not be used with prefix",
+                ));
+            }
+            if format == FormatChoice::JsonObject {
+                return Err(ApiError::invalid_request(
+                    "response_format json_object should not be used with prefix",
+                ));
+            }
+        }
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            tools_declared,
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
+        settle_reasoning(&mut messages, thinking_mode);
+
+        Ok(Draft {
+            request_model: self.model,
+            model_version,
+            stream,
+            thinking_mode,
+            reasoning_effort,
+            tools,
+            format,
+            messages,
+            max_tokens,
+            temperature: self.temperature,
+            top_p: self.top_p,
+            logprobs,
+            top_logprobs: self.top_logprobs,
+            seed: self.seed,
+            stop_sequences,
+        }
+        .finish())
+    }
+}
+
+/// Builds one message's text (and images, for V4.1) from its content.
+fn build_content(
+    content: ChatContent,
+    index: usize,
+    version: ModelVersion,
+    image_token: &str,
+) -> Result<ContentBuilder, ApiError> {
+    let mut builder = ContentBuilder::default();
+    let parts = match content {
+        ChatContent::Text(text) => {
+            builder.push_text(&text);
+            return Ok(builder);
+        }
+        ChatContent::Parts(parts) => parts,
+    };
+    let path = format!(".messages[{index}]");
+    for (part_index, part) in parts.into_iter().enumerate() {
+        match (part, version) {
+            (ChatContentPart::Text { text }, _) => builder.push_text(&text),
+            (
+                ChatContentPart::ImageUrl { .. } | ChatContentPart::File { .. },
+                ModelVersion::DeepseekV4Pro,
+            ) => builder.push_text(UNSUPPORTED_IMAGE_TEXT),
+            (ChatContentPart::File { .. }, ModelVersion::DeepseekV41Flash) => {
+                return Err(ApiError::invalid_request(format!(
+                    "{path}: file must have a file_id or file_data"
+                )));
+            }
+            (ChatContentPart::ImageUrl { image_url }, ModelVersion::DeepseekV41Flash) => {
+                let source = image_url_source(
+                    &image_url.url,
+                    image_detail(image_url.detail),
+                    &path,
+                    |len| {
+                        format!(
+                        "{path}.image_url.url[{part_index}]: image_url.url external link length {len} too long, max link length {MAX_IMAGE_URL_BYTES}. {URL_TOO_LONG_ADVICE}"
+                    )
+                    },
+                )?;
+                builder.push_image(source, image_token);
+            }
+        }
+    }
+    Ok(builder)
+}
+
+/// Assistant content may hold no images: V4.1 rejects file parts first (as for every role),
+/// then any image part.
+fn check_assistant_parts(
+    content: &ChatContent,
+    index: usize,
+    version: ModelVersion,
+) -> Result<(), ApiError> {
+    let ChatContent::Parts(parts) = content else {
+        return Ok(());
+    };
+    if version == ModelVersion::DeepseekV41Flash
+        && parts
+            .iter()
+            .any(|part| matches!(part, ChatContentPart::File { .. }))
+    {
+        return Err(ApiError::invalid_request(format!(
+            ".messages[{index}]: file must have a file_id or file_data"
+        )));
+    }
+    if parts
+        .iter()
+        .any(|part| !matches!(part, ChatContentPart::Text { .. }))
+    {
+        return Err(ApiError::invalid_request(
+            "Image in assistant message is not supported",
+        ));
+    }
+    Ok(())
+}
+
+/// Converts the message list; also returns, per converted message, whether it was an
+/// assistant message sent without reasoning.
+fn convert_messages(
+    messages: Vec<ChatMessage>,
+    version: ModelVersion,
+    image_token: &str,
+) -> Result<(Vec<Message>, Vec<bool>), ApiError> {
+    check_tool_message_order(&messages)?;
+    let last = messages.len() - 1;
+    let mut converted = Vec::with_capacity(messages.len());
+    let mut missing_reasoning = Vec::with_capacity(messages.len());
+    for (index, message) in messages.into_iter().enumerate() {
+        let mut missing = false;
+        let message = match message {
+            ChatMessage::System { content } => {
+                let builder = build_content(content, index, version, image_token)?;
+                builder.into_message(Role::System)
+            }
+            ChatMessage::User { content } => {
+                build_content(content, index, version, image_token)?.into_message(Role::User)
+            }
+            ChatMessage::LatestReminder { content } => text_message(Role::LatestReminder, content),
+            ChatMessage::Tool {
+                content,
+                tool_call_id,
+            } => {
+                let mut message =
+                    build_content(content, index, version, image_token)?.into_message(Role::Tool);
+                message.tool_call_id = Some(tool_call_id);
+                message
+            }
+            ChatMessage::Assistant {
+                content,
+                reasoning_content,
+                tool_calls,
+                prefix,
+            } => {
+                if content.is_none() && tool_calls.is_none() {
+                    return Err(ApiError::invalid_request(
+                        "Invalid assistant message: content or tool_calls must be set",
+                    ));
+                }
+                if tool_calls.as_ref().is_some_and(Vec::is_empty) {
+                    return Err(ApiError::invalid_request(format!(
+                        "Invalid 'messages[{index}].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead."
+                    )));
+                }
+                let prefix = prefix.unwrap_or(false);
+                if prefix && index != last {
+                    return Err(ApiError::invalid_request(
+                        "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
+                    ));
+                }
+                let text = match content {
+                    None => String::new(),
+                    Some(content) => {
+                        check_assistant_parts(&content, index, version)?;
+                        build_content(content, index, version, image_token)?.into_text()
+                    }
+                };
+                missing = reasoning_content.is_none();
+                let tool_calls = tool_calls.map(|calls| {
+                    calls
+                        .into_iter()
+                        .map(|call| ToolCall {
+                            id: call.id,
+                            name: call.function.name,
+                            arguments: call.function.arguments,
+                        })
+                        .collect()
+                });
+                let mut message = text_message(Role::Assistant, text);
+                message.reasoning_content = reasoning_content;
+                message.tool_calls = tool_calls;
+                message.prefix = prefix;
+                message
+            }
+        };
+        let keep = !(message.role == Role::System
+            && message.content.is_empty()
+            && message.images.is_empty());
+        if keep {
+            converted.push(message);
+            missing_reasoning.push(missing);
+        }
+    }
+    Ok((converted, missing_reasoning))
+}
+
+/// Every assistant `tool_calls` block must be answered by the tool messages right after it,
+/// and every tool message must answer a pending call.
+fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), ApiError> {
+    let insufficient = || {
+        ApiError::invalid_request(
+            "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
+        )
+    };
+    let mut pending: Vec<&str> = Vec::new();
+    for message in messages {
+        match message {
+            ChatMessage::Tool { tool_call_id, .. } => {
+                match pending.iter().position(|id| id == tool_call_id) {
+                    Some(position) => {
+                        pending.remove(position);
+                    }
+                    None if pending.is_empty() => {
+                        return Err(ApiError::invalid_request(
+                            "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+                        ));
+                    }
+                    None => {
+                        return Err(ApiError::invalid_request(format!(
+                            "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id', The following tool_call_ids did not have response messages: {tool_call_id}"
+                        )));
+                    }
+                }
+            }
+            other => {
+                if !pending.is_empty() {
+                    return Err(insufficient());
+                }
+                if let ChatMessage::Assistant {
+                    tool_calls: Some(calls),
+                    ..
+                } = other
+                {
+                    pending = calls.iter().map(|call| call.id.as_str()).collect();
+                }
+            }
+        }
+    }
+    if pending.is_empty() {
+        Ok(())
+    } else {
+        Err(insufficient())
+    }
+}

@@ -1,0 +1,581 @@
+//! Anthropic Messages → conversation, in the official validation order.
+
+use super::content::{text_message, UNSUPPORTED_IMAGE_TEXT};
+use super::draft::{Draft, FormatChoice};
+use super::history::{check_reasoning_pass_back, settle_reasoning};
+use super::images::{MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
+use super::options::{ConversionOptions, ModelVersion, WebSearchBehavior};
+use super::python_json::to_spaced_json;
+use super::request::ConvertedRequest;
+use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
+use super::thinking::resolve_thinking;
+use super::tools::{build_tools, resolve_tool_choice, FunctionDecl, ToolChoiceParam};
+use crate::conversation::{
+    ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, ToolCall,
+};
+use crate::error::ApiError;
+use crate::protocol::messages::{
+    ContentBlock, ImageSourceParam, MessagesContent, MessagesMessage, MessagesRequest,
+    MessagesToolChoice, SystemBlock, SystemParam, ToolResultBlock, ToolResultContent,
+};
+
+/// The pass-back error of Messages.
+const REASONING_PASS_BACK_ERROR: &str =
+    "The `content[].thinking` in the thinking mode must be passed back to the API.";
+
+/// Separator between joined text blocks.
+const BLOCK_SEPARATOR: &str = "\n\n";
+
+impl MessagesRequest {
+    /// Converts the request with `options` (the official 400 body on invalid requests).
+    pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        let model_version = options.model_version(&self.model)?;
+        if self.messages.is_empty() {
+            return Err(ApiError::invalid_request(
+                "messages: at least one message is required",
+            ));
+        }
+        let (thinking_mode, reasoning_effort) = resolve_thinking(
+            self.thinking.map(|thinking| thinking.kind),
+            self.output_config.and_then(|config| config.effort),
+            options.default_thinking_mode,
+        );
+        let tools = self.tools.unwrap_or_default();
+        if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
+            return Err(ApiError::invalid_request(format!(
+                "tools[{index}]: server tools are not supported"
+            )));
+        }
+        let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+        let converter = MessageConverter {
+            version: model_version,
+            image_token: options.image_token(),
+            web_search: options.messages_web_search,
+            tool_names: &tool_names,
+        };
+        let mut messages = Vec::new();
+        if let Some(system) = self.system {
+            let text = match system {
+                SystemParam::Text(text) => text,
+                SystemParam::Blocks(blocks) => blocks
+                    .into_iter()
+                    .map(|SystemBlock::Text { text }| text)
+                    .collect::<Vec<_>>()
+                    .join(BLOCK_SEPARATOR),
+            };
+            messages.push(Converted::plain(text_message(Role::System, text)));
+        }
+        check_tool_pairing(&self.messages)?;
+        for (index, message) in self.messages.into_iter().enumerate() {
+            converter.convert(index, message, &mut messages)?;
+        }
+        let (mut messages, missing_reasoning): (Vec<Message>, Vec<bool>) = messages
+            .into_iter()
+            .map(|converted| (converted.message, converted.missing_reasoning))
+            .unzip();
+
+        check_temperature(self.temperature)?;
+        check_top_p(self.top_p)?;
+
+        let declarations = tools
+            .into_iter()
+            .enumerate()
+            .map(|(index, tool)| FunctionDecl {
+                name: tool.name,
+                description: tool.description,
+                parameters: tool.input_schema,
+                strict: None,
+                defer_loading: tool.defer_loading == Some(true)
+                    && model_version == ModelVersion::DeepseekV41Flash,
+                name_path: Some(format!("tools[{index}].name")),
+            })
+            .collect();
+        let declared = build_tools(declarations, true)?;
+        let tools_declared = !declared.is_empty();
+        let choice = self.tool_choice.map(|choice| match choice {
+            MessagesToolChoice::Auto {} | MessagesToolChoice::Any {} => ToolChoiceParam::Auto,
+            MessagesToolChoice::Tool { name } => ToolChoiceParam::Named(name),
+            MessagesToolChoice::None {} => ToolChoiceParam::None,
+        });
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        let max_tokens = clamp_max_tokens(
+            self.max_tokens,
+            options.max_tokens_upper_bound(thinking_mode),
+        )?;
+        let stop_sequences = self.stop_sequences.unwrap_or_default();
+        check_stop(&stop_sequences, false)?;
+
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            tools_declared,
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
+        settle_reasoning(&mut messages, thinking_mode);
+
+        Ok(Draft {
+            request_model: self.model,
+            model_version,
+            stream: self.stream.unwrap_or(false),
+            thinking_mode,
+            reasoning_effort,
+            tools,
+            format: FormatChoice::Text,
+            messages,
+            max_tokens,
+            temperature: self.temperature,
+            top_p: self.top_p,
+            logprobs: false,
+            top_logprobs: None,
+            seed: None,
+            stop_sequences,
+        }
+        .finish())
+    }
+}
+
+/// A converted message and whether it is an assistant turn sent without thinking.
+struct Converted {
+    message: Message,
+    missing_reasoning: bool,
+}
+
+impl Converted {
+    fn plain(message: Message) -> Self {
+        Self {
+            message,
+            missing_reasoning: false,
+        }
+    }
+}
+
+/// Per-request settings for converting messages.
+struct MessageConverter<'a> {
+    version: ModelVersion,
+    image_token: &'a str,
+    web_search: WebSearchBehavior,
+    tool_names: &'a [String],
+}
+
+impl MessageConverter<'_> {
+    fn convert(
+        &self,
+        index: usize,
+        message: MessagesMessage,
+        out: &mut Vec<Converted>,
+    ) -> Result<(), ApiError> {
+        let (role, content) = match message {
+            MessagesMessage::User { content } => (Role::User, content),
+            MessagesMessage::Assistant { content } => (Role::Assistant, content),
+            MessagesMessage::System { content } => (Role::System, content),
+        };
+        let blocks = match content {
+            MessagesContent::Text(text) => vec![ContentBlock::Text { text }],
+            MessagesContent::Blocks(blocks) if blocks.is_empty() => {
+                return Err(ApiError::invalid_request(format!(
+                    "messages.{index}: all messages must have non-empty content"
+                )));
+            }
+            MessagesContent::Blocks(blocks) => blocks,
+        };
+        if role != Role::Assistant
+            && blocks
+                .iter()
+                .any(|block| matches!(block, ContentBlock::Thinking { .. }))
+        {
+            return Err(ApiError::invalid_request(format!(
+                "messages.{index}.content: thinking blocks may only be in `assistant` messages"
+            )));
+        }
+        match role {
+            Role::Assistant => self.convert_assistant(index, blocks, out),
+            Role::System => self.convert_system(blocks, out),
+            _ => self.convert_user(index, blocks, out),
+        }
+    }
+
+    /// A system-role message: V4.1 keeps it as a system message, V4 turns it into a user
+    /// `<system-reminder>` note.
+    fn convert_system(
+        &self,
+        blocks: Vec<ContentBlock>,
+        out: &mut Vec<Converted>,
+    ) -> Result<(), ApiError> {
+        let text = blocks
+            .into_iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text } => Some(text),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(BLOCK_SEPARATOR);
+        let message = match self.version {
+            ModelVersion::DeepseekV41Flash => text_message(Role::System, text),
+            ModelVersion::DeepseekV4Pro => text_message(
+                Role::User,
+                format!("<system-reminder>\n{text}\n</system-reminder>"),
+            ),
+        };
+        out.push(Converted::plain(message));
+        Ok(())
+    }
+
+    fn convert_user(
+        &self,
+        index: usize,
+        blocks: Vec<ContentBlock>,
+        out: &mut Vec<Converted>,
+    ) -> Result<(), ApiError> {
+        for (block_index, block) in blocks.into_iter().enumerate() {
+            let message = match block {
+                ContentBlock::Text { text } => text_message(Role::User, text),
+                ContentBlock::Image { source } => {
+                    let path = format!("messages.{index}.content[{block_index}]");
+                    self.image_message(
+                        Role::User,
+                        source,
+                        path,
+                        &format!("messages.{index}.content[{block_index}]"),
+                    )?
+                }
+                ContentBlock::Document { source } => {
+                    text_message(Role::User, document_note(source.as_ref()))
+                }
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                } => {
+                    let mut message = self.tool_result(index, block_index, content)?;
+                    message.tool_call_id = Some(tool_use_id);
+                    message
+                }
+                ContentBlock::ServerToolUse {} | ContentBlock::WebSearchToolResult {} => {
+                    self.server_block()?;
+                    continue;
+                }
+                ContentBlock::Thinking { .. }
+                | ContentBlock::ToolUse { .. }
+                | ContentBlock::ToolAddition {} => continue,
+            };
+            out.push(Converted::plain(message));
+        }
+        Ok(())
+    }
+
+    fn convert_assistant(
+        &self,
+        index: usize,
+        blocks: Vec<ContentBlock>,
+        out: &mut Vec<Converted>,
+    ) -> Result<(), ApiError> {
+        let mut texts = Vec::new();
+        let mut thoughts = Vec::new();
+        let mut calls = Vec::new();
+        for (block_index, block) in blocks.into_iter().enumerate() {
+            match block {
+                ContentBlock::Text { text } => texts.push(text),
+                ContentBlock::Thinking { thinking } => thoughts.push(thinking),
+                ContentBlock::ToolUse { id, name, input } => {
+                    let arguments = to_spaced_json(&input);
+                    calls.push(ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    });
+                }
+                ContentBlock::Image { source } => {
+                    let path = format!("messages.{index}.content[{block_index}]");
+                    image_source(&source, &path)?;
+                    return Err(ApiError::invalid_request(
+                        "Image in assistant message is unsupported",
+                    ));
+                }
+                ContentBlock::Document { source } => texts.push(document_note(source.as_ref())),
+                ContentBlock::ServerToolUse {} | ContentBlock::WebSearchToolResult {} => {
+                    self.server_block()?
+                }
+                ContentBlock::ToolResult { .. } | ContentBlock::ToolAddition {} => {}
+            }
+        }
+        let mut message = text_message(Role::Assistant, texts.join(BLOCK_SEPARATOR));
+        let missing_reasoning = thoughts.is_empty();
+        message.reasoning_content = (!missing_reasoning).then(|| thoughts.join(BLOCK_SEPARATOR));
+        message.tool_calls = (!calls.is_empty()).then_some(calls);
+        out.push(Converted {
+            message,
+            missing_reasoning,
+        });
+        Ok(())
+    }
+
+    /// A `server_tool_use` / `web_search_tool_result` block in history.
+    fn server_block(&self) -> Result<(), ApiError> {
+        match self.web_search {
+            WebSearchBehavior::Drop => Ok(()),
+            WebSearchBehavior::Reject => Err(ApiError::invalid_request(
+                "Unsupported content block: server tools are not supported",
+            )),
+        }
+    }
+
+    /// A tool result: text and tool references joined, images as placeholders.
+    fn tool_result(
+        &self,
+        index: usize,
+        block_index: usize,
+        content: Option<ToolResultContent>,
+    ) -> Result<Message, ApiError> {
+        let mut builder = super::content::ContentBuilder::default();
+        match content {
+            None => {}
+            Some(ToolResultContent::Text(text)) => builder.push_text(&text),
+            Some(ToolResultContent::Blocks(blocks)) => {
+                for (part_index, block) in blocks.into_iter().enumerate() {
+                    match block {
+                        ToolResultBlock::Text { text } => builder.push_text(&text),
+                        ToolResultBlock::ToolReference { tool_name } => {
+                            if !self.tool_names.contains(&tool_name) {
+                                return Err(ApiError::invalid_request(format!(
+                                    "messages.{index}.content.{block_index}: tool reference '{tool_name}' not found in available tools"
+                                )));
+                            }
+                            builder.push_text(&tool_name);
+                        }
+                        ToolResultBlock::Image { source } => {
+                            match self.version {
+                                ModelVersion::DeepseekV4Pro => {
+                                    builder.push_text(UNSUPPORTED_IMAGE_TEXT)
+                                }
+                                ModelVersion::DeepseekV41Flash => {
+                                    let error_path = format!("messages.{index}.content.{block_index}.content[{part_index}]");
+                                    let source = image_source(&source, &error_path)?;
+                                    let source = ImageSource {
+                                        path: format!(
+                                            "messages.{index}.content.{block_index}.tool_result"
+                                        ),
+                                        ..source
+                                    };
+                                    builder.push_image(source, self.image_token);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(builder.into_message(Role::Tool))
+    }
+
+    /// One image block as its own message (V4: a text note, V4.1: a placeholder).
+    fn image_message(
+        &self,
+        role: Role,
+        source: ImageSourceParam,
+        path: String,
+        error_path: &str,
+    ) -> Result<Message, ApiError> {
+        match self.version {
+            ModelVersion::DeepseekV4Pro => {
+                Ok(text_message(role, UNSUPPORTED_IMAGE_TEXT.to_owned()))
+            }
+            ModelVersion::DeepseekV41Flash => {
+                let source = ImageSource {
+                    path,
+                    ..image_source(&source, error_path)?
+                };
+                let mut message = text_message(role, self.image_token.to_owned());
+                message.images = vec![ImageRef {
+                    span: Some((0, self.image_token.len())),
+                    source,
+                }];
+                Ok(message)
+            }
+        }
+    }
+}
+
+/// The note shown for a document block.
+fn document_note(source: Option<&serde_json::Value>) -> String {
+    let kind = source
+        .and_then(|source| source.get("type"))
+        .and_then(|kind| kind.as_str());
+    let media_type = match kind {
+        Some("text" | "base64") => source
+            .and_then(|source| source.get("media_type"))
+            .and_then(|media| media.as_str())
+            .unwrap_or("unknown"),
+        _ => "unknown",
+    };
+    format!("[Unsupported document type: {media_type}]")
+}
+
+/// Checks an image block's source and returns it as a conversation source (`path` is where
+/// errors point; callers may set another `path` on the result).
+fn image_source(source: &ImageSourceParam, path: &str) -> Result<ImageSource, ApiError> {
+    let error = |detail: String| ApiError::invalid_request(format!("{path}: {detail}"));
+    let (kind, location) = match source {
+        ImageSourceParam::Base64 { media_type, data } => {
+            if !is_padded_base64(data) {
+                return Err(error("base64 decode error".to_owned()));
+            }
+            let data = canonical_padding(data);
+            (
+                ImageSourceKind::DataUrl,
+                format!("data:{};base64,{data}", media_type.mime()),
+            )
+        }
+        ImageSourceParam::Url { url } => {
+            let is_http = url
+                .get(..4)
+                .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http"));
+            if !is_http {
+                return Err(error(format!("invalid url: {url:?}")));
+            }
+            if url.len() > MAX_IMAGE_URL_BYTES {
+                return Err(error(format!(
+                    "external link length {} too long, max link length {MAX_IMAGE_URL_BYTES}. {URL_TOO_LONG_ADVICE}",
+                    url.len()
+                )));
+            }
+            (ImageSourceKind::Url, url.clone())
+        }
+        ImageSourceParam::File {} => {
+            return Err(error(
+                "file_id is not supported. Pass the image as a base64 data url instead.".to_owned(),
+            ));
+        }
+    };
+    Ok(ImageSource {
+        kind,
+        detail: ImageDetail::High,
+        path: path.to_owned(),
+        location,
+    })
+}
+
+/// Padded base64 data with its padding rewritten to the canonical amount (unpadded data is
+/// kept as it is).
+fn canonical_padding(data: &str) -> String {
+    if !data.ends_with('=') {
+        return data.to_owned();
+    }
+    let body = data.trim_end_matches('=');
+    let padding = (4 - body.len() % 4) % 4;
+    format!("{body}{}", "=".repeat(padding))
+}
+
+/// Messages base64: padded data may carry any amount of `=` (normalised); unpadded data must
+/// be a multiple of 4; only the standard alphabet, no whitespace.
+fn is_padded_base64(data: &str) -> bool {
+    let body = data.trim_end_matches('=');
+    let alphabet_only = body
+        .bytes()
+        .all(|byte| byte.is_ascii_alphanumeric() || byte == b'+' || byte == b'/');
+    if !alphabet_only {
+        return false;
+    }
+    if body.len() == data.len() {
+        body.len() % 4 == 0
+    } else {
+        body.len() % 4 != 1
+    }
+}
+
+/// Every `tool_use` must be answered by `tool_result` blocks at the start of the next message,
+/// and every `tool_result` must answer a `tool_use` of the previous message.
+fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), ApiError> {
+    let mut pending: Vec<&str> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        let blocks: &[ContentBlock] = match message {
+            MessagesMessage::User {
+                content: MessagesContent::Blocks(blocks),
+            }
+            | MessagesMessage::Assistant {
+                content: MessagesContent::Blocks(blocks),
+            }
+            | MessagesMessage::System {
+                content: MessagesContent::Blocks(blocks),
+            } => blocks,
+            _ => &[],
+        };
+        let leading_results: Vec<&str> = blocks
+            .iter()
+            .map_while(|block| match block {
+                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        for (block_index, block) in blocks.iter().enumerate() {
+            if let ContentBlock::ToolResult { tool_use_id, .. } = block {
+                if !pending.contains(&tool_use_id.as_str()) {
+                    return Err(ApiError::invalid_request(format!(
+                        "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                    )));
+                }
+            }
+        }
+        let unanswered: Vec<&str> = pending
+            .iter()
+            .copied()
+            .filter(|id| !leading_results.contains(id))
+            .collect();
+        if !unanswered.is_empty() {
+            return Err(ApiError::invalid_request(format!(
+                "messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                unanswered.join(", ")
+            )));
+        }
+        pending.clear();
+        let mut seen: Vec<&str> = Vec::new();
+        for (block_index, block) in blocks.iter().enumerate() {
+            if let ContentBlock::ToolUse { id, .. } = block {
+                if seen.contains(&id.as_str()) {
+                    return Err(ApiError::invalid_request(format!(
+                        "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
+                    )));
+                }
+                seen.push(id);
+            }
+        }
+        if matches!(message, MessagesMessage::Assistant { .. }) {
+            pending = seen;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padded_base64_is_normalised() {
+        assert!(is_padded_base64("aGk="));
+        assert!(is_padded_base64("aGk=="));
+        assert!(is_padded_base64("aGVsbG8h"));
+        assert!(!is_padded_base64("aGk"));
+        assert!(!is_padded_base64("a-k="));
+        assert_eq!(canonical_padding("aGk=="), "aGk=");
+        assert_eq!(canonical_padding("aGVsbA="), "aGVsbA==");
+        assert_eq!(canonical_padding("aGVsbG8h"), "aGVsbG8h");
+    }
+
+    #[test]
+    fn tool_results_must_follow_their_uses() {
+        let request = MessagesRequest::from_json(
+            r#"{"model": "m", "messages": [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+                {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t1"}]}
+            ]}"#,
+        )
+        .unwrap();
+        let err = check_tool_pairing(&request.messages).unwrap_err();
+        assert!(err
+            .error
+            .message
+            .starts_with("messages.2: `tool_use` ids were found"));
+    }
+}

@@ -1,0 +1,153 @@
+//! The result of a conversion.
+
+use serde::{Deserialize, Serialize};
+
+use super::options::ModelVersion;
+use super::parsing_options::ParsingOptions;
+use crate::conversation::{Conversation, ReasoningEffort};
+use crate::error::ApiError;
+
+/// A converted request: what to render, how to sample and how to parse the output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConvertedRequest {
+    /// The `model` field as the client sent it.
+    pub request_model: String,
+    /// The model version the name resolved to.
+    pub model_version: ModelVersion,
+    /// Whether the client asked for streaming.
+    pub stream: bool,
+    /// The conversation to render.
+    pub conversation: Conversation,
+    /// Sampling settings.
+    pub inference_options: InferenceOptions,
+    /// Output-parsing settings.
+    pub parsing_options: ParsingOptions,
+}
+
+/// Sampling settings resolved from a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InferenceOptions {
+    /// Requested completion budget (`None`: decided by [`ConvertedRequest::resolve_max_tokens`]).
+    pub max_tokens: Option<u32>,
+    /// Resolved temperature.
+    pub temperature: f32,
+    /// Resolved nucleus-sampling mass.
+    pub top_p: f32,
+    /// Whether log probabilities are returned.
+    pub logprobs: bool,
+    /// Alternatives per position.
+    pub top_logprobs: Option<u8>,
+    /// Sampling seed.
+    pub seed: Option<u64>,
+    /// Constrained-decoding target, if any.
+    pub output_constraint: Option<OutputConstraint>,
+}
+
+/// What constrained decoding should enforce.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputConstraint {
+    /// The kind of constraint.
+    pub kind: OutputConstraintKind,
+    /// Compact JSON schema, regex pattern, tool list JSON, or empty (any JSON object).
+    pub schema: String,
+}
+
+/// Kinds of output constraint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputConstraintKind {
+    /// JSON (an object, or matching `schema` when it is not empty).
+    Json,
+    /// Text matching the regular expression in `schema`.
+    Regex,
+    /// Free text or calls of the tools in `schema`.
+    ToolCall,
+    /// At least one call of the tools in `schema`.
+    ToolCallRequired,
+}
+
+/// Default completion budget without thinking.
+const DEFAULT_MAX_TOKENS_NON_THINKING: u64 = 8192;
+/// Default completion budget with thinking at `max` effort.
+const DEFAULT_MAX_TOKENS_MAX_EFFORT: u64 = 131_072;
+/// Default completion budget with thinking otherwise.
+const DEFAULT_MAX_TOKENS_THINKING: u64 = 65_536;
+
+impl ConvertedRequest {
+    /// The completion budget for a prompt of `prompt_tokens` in a context of `context_limit`
+    /// tokens: the requested `max_tokens` if it fits, else a default that depends on thinking
+    /// mode and effort, capped by the room left (at least 1).
+    pub fn resolve_max_tokens(
+        &self,
+        prompt_tokens: u64,
+        context_limit: u64,
+    ) -> Result<u32, ApiError> {
+        let requested = self.inference_options.max_tokens.map(u64::from);
+        let completion = requested.unwrap_or(0);
+        let too_long = match requested {
+            Some(max_tokens) => prompt_tokens.saturating_add(max_tokens) > context_limit,
+            None => prompt_tokens > context_limit,
+        };
+        if too_long {
+            return Err(ApiError::invalid_request(format!(
+                "This model's maximum context length is {context_limit} tokens. However, you requested {} tokens ({prompt_tokens} in the messages, {completion} in the completion). Please reduce the length of the messages or completion.",
+                prompt_tokens.saturating_add(completion)
+            )));
+        }
+        if let Some(max_tokens) = self.inference_options.max_tokens {
+            return Ok(max_tokens);
+        }
+        let default = match (
+            self.conversation.thinking_mode,
+            self.conversation.reasoning_effort,
+        ) {
+            (false, _) => DEFAULT_MAX_TOKENS_NON_THINKING,
+            (true, Some(ReasoningEffort::Max)) => DEFAULT_MAX_TOKENS_MAX_EFFORT,
+            (true, _) => DEFAULT_MAX_TOKENS_THINKING,
+        };
+        let room = context_limit - prompt_tokens;
+        let resolved = default.min(room).max(1);
+        Ok(u32::try_from(resolved).unwrap_or(u32::MAX))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::convert::{convert_json, ConversionOptions, Protocol};
+
+    fn converted(body: &str) -> super::ConvertedRequest {
+        convert_json(
+            Protocol::ChatCompletions,
+            body,
+            &ConversionOptions::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn requested_budget_must_fit() {
+        let request = converted(
+            r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}], "max_tokens": 100}"#,
+        );
+        assert_eq!(request.resolve_max_tokens(10, 110).unwrap(), 100);
+        let err = request.resolve_max_tokens(11, 110).unwrap_err();
+        assert!(err
+            .error
+            .message
+            .contains("you requested 111 tokens (11 in the messages, 100 in the completion)"));
+    }
+
+    #[test]
+    fn default_budget_depends_on_thinking_and_effort() {
+        let off = converted(
+            r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}], "thinking": {"type": "disabled"}}"#,
+        );
+        assert_eq!(off.resolve_max_tokens(0, 1 << 20).unwrap(), 8192);
+        let max = converted(
+            r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}], "reasoning_effort": "ultra"}"#,
+        );
+        assert_eq!(max.resolve_max_tokens(0, 1 << 20).unwrap(), 131_072);
+        assert_eq!(max.resolve_max_tokens(100, 100).unwrap(), 1);
+        assert!(max.resolve_max_tokens(101, 100).is_err());
+    }
+}

@@ -1,0 +1,759 @@
+//! OpenAI Responses → conversation, in the official validation order, plus the request echo
+//! and the namespace map the response side needs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
+use super::draft::{json_schema_format, Draft, FormatChoice};
+use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
+use super::images::{image_detail, image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
+use super::options::{ConversionOptions, ModelVersion, WebSearchBehavior};
+use super::request::ConvertedRequest;
+use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
+use super::thinking::resolve_thinking;
+use super::tools::{
+    build_tools, check_strict_mix, check_tool_name, resolve_tool_choice, FunctionDecl,
+    ToolChoiceParam,
+};
+use crate::conversation::{Message, Role, Tool, ToolCall};
+use crate::error::ApiError;
+use crate::protocol::responses::{
+    CallOutput, ContentPart, FunctionTool, InputItem, ItemContent, ItemRole, MessageItem,
+    NamespaceMember, ResponsesInput, ResponsesRequest, ResponsesTool, ResponsesToolChoice,
+    TextFormat,
+};
+
+/// The pass-back error of Responses.
+const REASONING_PASS_BACK_ERROR: &str =
+    "The `reasoning_text` in the thinking mode must be passed back to the API.";
+
+/// The description of the `apply_patch` custom tool as V4 Pro is shown it.
+const APPLY_PATCH_DESCRIPTION_V4: &str = include_str!("apply_patch_description_v4.txt");
+/// The description of the `apply_patch` custom tool as V4.1 Flash is shown it (one more blank
+/// line after the first paragraph).
+const APPLY_PATCH_DESCRIPTION_V41: &str = include_str!("apply_patch_description_v41.txt");
+
+/// The only custom tool served.
+const APPLY_PATCH: &str = "apply_patch";
+
+/// The function name a client-side tool search call is rendered with.
+const TOOL_SEARCH_NAME: &str = "tool_search";
+
+/// What `ResponsesRequest::echo` reports: the request values a response object repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponsesEcho {
+    /// `instructions` as given.
+    pub instructions: Option<String>,
+    /// `max_output_tokens` as given.
+    pub max_output_tokens: Option<u32>,
+    /// Requested temperature, or 1.0.
+    pub temperature: f32,
+    /// Requested top_p, or 1.0.
+    pub top_p: f32,
+    /// Requested top_logprobs, or 0.
+    pub top_logprobs: u8,
+    /// `user` as given.
+    pub user: Option<String>,
+}
+
+/// Flattened function name → `(namespace, local name)` for namespaced tools, sorted by name.
+pub type NamespaceToolMap = BTreeMap<String, (String, String)>;
+
+/// The separator between namespace and function name in flattened names.
+fn namespace_separator(version: ModelVersion) -> &'static str {
+    match version {
+        ModelVersion::DeepseekV4Pro => "__",
+        ModelVersion::DeepseekV41Flash => "::",
+    }
+}
+
+impl ResponsesRequest {
+    /// The request values a response object repeats (read before [`Self::convert`]).
+    pub fn echo(&self) -> ResponsesEcho {
+        ResponsesEcho {
+            instructions: self.instructions.clone(),
+            max_output_tokens: self.max_output_tokens,
+            temperature: self.temperature.unwrap_or(1.0),
+            top_p: self.top_p.unwrap_or(1.0),
+            top_logprobs: self.top_logprobs.unwrap_or(0),
+            user: self.user.clone(),
+        }
+    }
+
+    /// How flattened namespaced function names map back to `(namespace, name)` (the separator
+    /// depends on the model version, so the model must be known).
+    pub fn namespace_tool_map(
+        &self,
+        options: &ConversionOptions,
+    ) -> Result<NamespaceToolMap, ApiError> {
+        let separator = namespace_separator(options.model_version(&self.model)?);
+        let mut map = NamespaceToolMap::new();
+        for tool in self.tools.iter().flatten() {
+            if let ResponsesTool::Namespace(namespace) = tool {
+                for member in &namespace.tools {
+                    if let NamespaceMember::Function(function) = member {
+                        map.insert(
+                            format!("{}{separator}{}", namespace.name, function.name),
+                            (namespace.name.clone(), function.name.clone()),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(map)
+    }
+
+    /// Converts the request with `options` (the official 400 body on invalid requests).
+    pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        let model_version = options.model_version(&self.model)?;
+        let items = match self.input {
+            None if self.instructions.is_none() => {
+                return Err(ApiError::invalid_request(
+                    "Either input or instructions must be provided",
+                ));
+            }
+            None => Vec::new(),
+            Some(ResponsesInput::Items(items)) if items.is_empty() => {
+                return Err(ApiError::invalid_request(
+                    "Input items array must not be empty",
+                ));
+            }
+            Some(ResponsesInput::Items(items)) => items,
+            Some(ResponsesInput::Text(text)) => vec![InputItem::Message(MessageItem {
+                role: ItemRole::User,
+                content: ItemContent::Text(text),
+            })],
+        };
+        let (thinking_mode, reasoning_effort) = resolve_thinking(
+            None,
+            self.reasoning.and_then(|reasoning| reasoning.effort),
+            options.default_thinking_mode,
+        );
+
+        let converter = ItemConverter {
+            version: model_version,
+            image_token: options.image_token(),
+            separator: namespace_separator(model_version),
+        };
+        let (mut messages, missing_reasoning) =
+            converter.convert_items(self.instructions, items)?;
+        let loaded_tools: Vec<Tool> = messages
+            .iter()
+            .flat_map(|message| message.tools.iter().cloned())
+            .collect();
+        let declarations =
+            tool_declarations(self.tools.unwrap_or_default(), model_version, options)?;
+        let mut declared = build_tools(declarations, false)?;
+        declared.extend(loaded_tools);
+        let tools_declared = !declared.is_empty();
+        let choice = match self.tool_choice {
+            None => None,
+            Some(ResponsesToolChoice::None) => Some(ToolChoiceParam::None),
+            Some(ResponsesToolChoice::Auto) => Some(ToolChoiceParam::Auto),
+            Some(ResponsesToolChoice::Required) => Some(ToolChoiceParam::Required),
+            Some(ResponsesToolChoice::Function(name) | ResponsesToolChoice::Custom(name)) => {
+                Some(ToolChoiceParam::Named(name))
+            }
+            Some(ResponsesToolChoice::WebSearch) => match options.responses_web_search {
+                WebSearchBehavior::Drop => None,
+                WebSearchBehavior::Reject => {
+                    return Err(ApiError::invalid_request("Server tools are not supported"));
+                }
+            },
+        };
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+
+        let format = self.text.and_then(|text| text.format);
+        if matches!(format, Some(TextFormat::JsonObject))
+            && !mentions_json(messages.iter().map(|message| message.content.as_str()))
+        {
+            return Err(ApiError::invalid_request(
+                "Response input messages must contain the word 'json' in some form to use 'text.format' of type 'json_object'.",
+            ));
+        }
+
+        check_temperature(self.temperature)?;
+        check_top_p(self.top_p)?;
+        let max_tokens = check_max_tokens(
+            self.max_output_tokens,
+            options.max_tokens_upper_bound(thinking_mode),
+        )?;
+        check_top_logprobs(self.top_logprobs)?;
+
+        let format = match format {
+            None | Some(TextFormat::Text) => FormatChoice::Text,
+            Some(TextFormat::JsonObject) => FormatChoice::JsonObject,
+            Some(TextFormat::JsonSchema { schema, strict, .. }) => {
+                json_schema_format(schema, strict == Some(true))?
+            }
+        };
+
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            tools_declared,
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
+        check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
+        settle_reasoning(&mut messages, thinking_mode);
+
+        Ok(Draft {
+            request_model: self.model,
+            model_version,
+            stream: self.stream.unwrap_or(false),
+            thinking_mode,
+            reasoning_effort,
+            tools,
+            format,
+            messages,
+            max_tokens,
+            temperature: self.temperature,
+            top_p: self.top_p,
+            logprobs: self.top_logprobs.is_some(),
+            top_logprobs: self.top_logprobs,
+            seed: None,
+            stop_sequences: Vec::new(),
+        }
+        .finish())
+    }
+}
+
+/// A function tool as a declaration (`defer_loading` is kept for V4.1 only).
+fn function_declaration(
+    function: FunctionTool,
+    name: String,
+    name_path: Option<String>,
+    version: ModelVersion,
+) -> FunctionDecl {
+    FunctionDecl {
+        name,
+        name_path,
+        description: function.description,
+        parameters: function.parameters,
+        strict: function.strict,
+        defer_loading: function.defer_loading == Some(true)
+            && version == ModelVersion::DeepseekV41Flash,
+    }
+}
+
+/// The `apply_patch` custom tool as a function with one string parameter.
+fn apply_patch_declaration(version: ModelVersion) -> FunctionDecl {
+    let description = match version {
+        ModelVersion::DeepseekV4Pro => APPLY_PATCH_DESCRIPTION_V4,
+        ModelVersion::DeepseekV41Flash => APPLY_PATCH_DESCRIPTION_V41,
+    };
+    FunctionDecl {
+        name: APPLY_PATCH.to_owned(),
+        description: Some(description.to_owned()),
+        parameters: Some(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "input": {
+                    "type": "string",
+                    "description": "The entire contents of the apply_patch command (the *** Begin Patch ... *** End Patch envelope)."
+                }
+            },
+            "required": ["input"]
+        })),
+        strict: None,
+        defer_loading: false,
+        name_path: None,
+    }
+}
+
+/// Flattens the declared tools into function declarations: custom `apply_patch` becomes a
+/// function, namespaces are flattened, web search is dropped or rejected, other types dropped.
+fn tool_declarations(
+    tools: Vec<ResponsesTool>,
+    version: ModelVersion,
+    options: &ConversionOptions,
+) -> Result<Vec<FunctionDecl>, ApiError> {
+    let separator = namespace_separator(version);
+    let mut declarations = Vec::new();
+    for (index, tool) in tools.into_iter().enumerate() {
+        match tool {
+            ResponsesTool::Function(function) => {
+                let name = function.name.clone();
+                let path = Some(format!("tools[{index}].name"));
+                declarations.push(function_declaration(function, name, path, version));
+            }
+            ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
+                declarations.push(apply_patch_declaration(version));
+            }
+            ResponsesTool::Custom(custom) => {
+                return Err(ApiError::invalid_request(format!(
+                    "Unsupported custom tool: '{}'. Only 'apply_patch' is supported.",
+                    custom.name
+                )));
+            }
+            ResponsesTool::Namespace(namespace) => {
+                check_tool_name(&namespace.name, &format!("tools[{index}].name"))?;
+                let mut local_names: Vec<String> = Vec::new();
+                for (member_index, member) in namespace.tools.into_iter().enumerate() {
+                    match member {
+                        NamespaceMember::Function(function) => {
+                            if local_names.contains(&function.name) {
+                                return Err(ApiError::invalid_request(
+                                    "Tool names within a namespace must be unique.",
+                                ));
+                            }
+                            check_tool_name(
+                                &function.name,
+                                &format!("tools[{index}].tools[{member_index}].name"),
+                            )?;
+                            local_names.push(function.name.clone());
+                            let name = format!("{}{separator}{}", namespace.name, function.name);
+                            declarations.push(function_declaration(function, name, None, version));
+                        }
+                        NamespaceMember::Custom(custom) => {
+                            return Err(ApiError::invalid_request(format!(
+                                "Currently custom tools are not allowed inside a namespace. Found custom tool '{}' in tools[{index}].tools[{member_index}].",
+                                custom.name
+                            )));
+                        }
+                        NamespaceMember::Other => {}
+                    }
+                }
+            }
+            ResponsesTool::WebSearch => {
+                if options.responses_web_search == WebSearchBehavior::Reject {
+                    return Err(ApiError::invalid_request("Server tools are not supported"));
+                }
+            }
+            ResponsesTool::Other => {}
+        }
+    }
+    Ok(declarations)
+}
+
+/// Per-request settings for converting input items.
+struct ItemConverter<'a> {
+    version: ModelVersion,
+    image_token: &'a str,
+    separator: &'static str,
+}
+
+/// A run of consecutive calls and the outputs answering them.
+struct CallGroup {
+    /// Index of the assistant message that carries the calls.
+    message_index: usize,
+    /// The calls, in request order.
+    calls: Vec<ToolCall>,
+    /// Per call id, the messages its output becomes.
+    outputs: Vec<(String, Vec<Message>)>,
+}
+
+/// The message list under construction.
+#[derive(Default)]
+struct Transcript {
+    messages: Vec<Message>,
+    missing_reasoning: Vec<bool>,
+    /// Reasoning waiting for the next assistant turn (`None`: no reasoning item seen).
+    reasoning: Option<String>,
+    /// Whether the last item was an assistant message (calls right after it join it).
+    after_assistant: bool,
+    /// The open call group, if any.
+    group: Option<CallGroup>,
+}
+
+impl Transcript {
+    fn push(&mut self, message: Message) -> Result<(), ApiError> {
+        self.close_group()?;
+        self.after_assistant = false;
+        self.missing_reasoning.push(false);
+        self.messages.push(message);
+        Ok(())
+    }
+
+    fn push_assistant(&mut self, mut message: Message) -> Result<(), ApiError> {
+        self.close_group()?;
+        let reasoning = self.reasoning.take();
+        self.missing_reasoning.push(reasoning.is_none());
+        message.reasoning_content = reasoning;
+        self.messages.push(message);
+        self.after_assistant = true;
+        Ok(())
+    }
+
+    /// Adds a call: to the open group while no output arrived, else to a new group carried by
+    /// the assistant message just before it or by a new one.
+    fn push_call(&mut self, call: ToolCall) -> Result<(), ApiError> {
+        if let Some(group) = self.group.as_mut().filter(|group| group.outputs.is_empty()) {
+            group.calls.push(call);
+            return Ok(());
+        }
+        if !self.after_assistant {
+            self.push_assistant(text_message(Role::Assistant, String::new()))?;
+        } else {
+            self.close_group()?;
+        }
+        self.after_assistant = false;
+        self.group = Some(CallGroup {
+            message_index: self.messages.len() - 1,
+            calls: vec![call],
+            outputs: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Records the output of a call of the open group.
+    fn push_output(&mut self, call_id: &str, messages: Vec<Message>) -> Result<(), ApiError> {
+        let group = self
+            .group
+            .as_mut()
+            .filter(|group| group.calls.iter().any(|call| call.id == call_id))
+            .ok_or_else(|| {
+                ApiError::invalid_request(format!(
+                    "No tool call found for tool output with call_id {call_id}."
+                ))
+            })?;
+        if group.outputs.iter().any(|(id, _)| id == call_id) {
+            return Err(ApiError::invalid_request(format!(
+                "Duplicate tool output for call_id: {call_id}."
+            )));
+        }
+        group.outputs.push((call_id.to_owned(), messages));
+        Ok(())
+    }
+
+    /// Ends the open group: every call needs an output; calls and outputs are written in
+    /// call-id order.
+    fn close_group(&mut self) -> Result<(), ApiError> {
+        let Some(mut group) = self.group.take() else {
+            return Ok(());
+        };
+        group.calls.sort_by(|left, right| left.id.cmp(&right.id));
+        let mut results = Vec::new();
+        for call in &group.calls {
+            let position = group
+                .outputs
+                .iter()
+                .position(|(id, _)| *id == call.id)
+                .ok_or_else(|| {
+                    ApiError::invalid_request(format!(
+                        "No tool output found for tool call {}.",
+                        call.id
+                    ))
+                })?;
+            results.extend(group.outputs.swap_remove(position).1);
+        }
+        self.messages[group.message_index].tool_calls = Some(group.calls);
+        for message in results {
+            self.missing_reasoning.push(false);
+            self.messages.push(message);
+        }
+        self.after_assistant = false;
+        Ok(())
+    }
+}
+
+impl ItemConverter<'_> {
+    fn convert_items(
+        &self,
+        instructions: Option<String>,
+        items: Vec<InputItem>,
+    ) -> Result<(Vec<Message>, Vec<bool>), ApiError> {
+        let mut transcript = Transcript::default();
+        if let Some(instructions) = instructions.filter(|text| !text.is_empty()) {
+            transcript.push(text_message(Role::System, instructions))?;
+        }
+        for (index, item) in items.into_iter().enumerate() {
+            match item {
+                InputItem::Message(message) => {
+                    self.push_message(index, message.role, message.content, &mut transcript)?;
+                }
+                InputItem::Reasoning(reasoning) => {
+                    let texts: Vec<String> = reasoning
+                        .content
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|part| part.text)
+                        .collect();
+                    if !texts.is_empty() {
+                        transcript.reasoning = Some(texts.join("\n"));
+                    }
+                }
+                InputItem::FunctionCall(call) => {
+                    check_call_id(&call.call_id, index)?;
+                    let name = match call.namespace {
+                        Some(namespace) => format!("{namespace}{}{}", self.separator, call.name),
+                        None => call.name,
+                    };
+                    transcript.push_call(ToolCall {
+                        id: call.call_id,
+                        name,
+                        arguments: call.arguments,
+                    })?;
+                }
+                InputItem::CustomToolCall(call) => {
+                    check_call_id(&call.call_id, index)?;
+                    let arguments = json!({ "input": call.input }).to_string();
+                    transcript.push_call(ToolCall {
+                        id: call.call_id,
+                        name: call.name,
+                        arguments,
+                    })?;
+                }
+                InputItem::ToolSearchCall(call) if call.execution.as_deref() == Some("client") => {
+                    let arguments = call.arguments.unwrap_or(Value::Null).to_string();
+                    transcript.push_call(ToolCall {
+                        id: call.call_id.unwrap_or_default(),
+                        name: TOOL_SEARCH_NAME.to_owned(),
+                        arguments,
+                    })?;
+                }
+                InputItem::FunctionCallOutput(output) | InputItem::CustomToolCallOutput(output) => {
+                    check_call_id(&output.call_id, index)?;
+                    let mut message = self.call_output(index, output.output)?;
+                    message.tool_call_id = Some(output.call_id.clone());
+                    transcript.push_output(&output.call_id, vec![message])?;
+                }
+                InputItem::ToolSearchOutput(output)
+                    if output.execution.as_deref() == Some("client") =>
+                {
+                    let id = output.call_id.unwrap_or_default();
+                    let defer_loading = self.version == ModelVersion::DeepseekV41Flash;
+                    let messages =
+                        tool_search_result(&id, output.tools.unwrap_or_default(), defer_loading);
+                    transcript.push_output(&id, messages)?;
+                }
+                InputItem::ToolSearchCall(_)
+                | InputItem::ToolSearchOutput(_)
+                | InputItem::Other => {}
+            }
+        }
+        transcript.close_group()?;
+        Ok((transcript.messages, transcript.missing_reasoning))
+    }
+
+    fn push_message(
+        &self,
+        index: usize,
+        role: ItemRole,
+        content: ItemContent,
+        transcript: &mut Transcript,
+    ) -> Result<(), ApiError> {
+        let path = format!("input[{index}]");
+        if role == ItemRole::Assistant {
+            if let ItemContent::Parts(parts) = &content {
+                if parts
+                    .iter()
+                    .any(|part| matches!(part, ContentPart::InputImage { .. }))
+                {
+                    return Err(ApiError::invalid_request(format!(
+                        "{path}: Image in assistant message is unsupported"
+                    )));
+                }
+            }
+        }
+        let builder = self.build_content(index, content)?;
+        let role = match role {
+            ItemRole::User => Role::User,
+            ItemRole::Assistant => Role::Assistant,
+            ItemRole::System => Role::System,
+            ItemRole::Developer => match self.version {
+                ModelVersion::DeepseekV4Pro => Role::User,
+                ModelVersion::DeepseekV41Flash => Role::System,
+            },
+        };
+        let message = builder.into_message(role);
+        match role {
+            Role::Assistant => transcript.push_assistant(message),
+            _ => transcript.push(message),
+        }
+    }
+
+    fn call_output(&self, index: usize, output: CallOutput) -> Result<Message, ApiError> {
+        let content = match output {
+            CallOutput::Text(text) => ItemContent::Text(text),
+            CallOutput::Parts(parts) => ItemContent::Parts(parts),
+        };
+        Ok(self.build_content(index, content)?.into_message(Role::Tool))
+    }
+
+    fn build_content(
+        &self,
+        index: usize,
+        content: ItemContent,
+    ) -> Result<ContentBuilder, ApiError> {
+        let mut builder = ContentBuilder::default();
+        let parts = match content {
+            ItemContent::Text(text) => {
+                builder.push_text(&text);
+                return Ok(builder);
+            }
+            ItemContent::Parts(parts) => parts,
+        };
+        let path = format!("input[{index}]");
+        for (part_index, part) in parts.into_iter().enumerate() {
+            match part {
+                ContentPart::InputText { text } | ContentPart::OutputText { text } => {
+                    builder.push_text(&text)
+                }
+                ContentPart::InputFile {} => builder.push_text("[Unsupported Document]"),
+                ContentPart::InputImage {
+                    image_url,
+                    file_id,
+                    detail,
+                } => {
+                    let part_path = format!("{path}.content[{part_index}]");
+                    match (&image_url, &file_id) {
+                        (None, None) => {
+                            return Err(ApiError::invalid_request(format!(
+                                "{part_path}: input_image must have image_url or file_id"
+                            )));
+                        }
+                        _ if self.version == ModelVersion::DeepseekV4Pro => {
+                            builder.push_text(UNSUPPORTED_IMAGE_TEXT)
+                        }
+                        (Some(_), Some(_)) => {
+                            return Err(ApiError::invalid_request(format!(
+                                "{part_path}: input_image cannot have both image_url and file_id"
+                            )));
+                        }
+                        (None, Some(_)) => {
+                            return Err(ApiError::invalid_request(format!(
+                                "{part_path}: file_id is not supported. Pass the image as a base64 data url instead."
+                            )));
+                        }
+                        (Some(url), None) => {
+                            let source = image_url_source(
+                                url,
+                                image_detail(detail),
+                                &path,
+                                |len| {
+                                    format!(
+                                    "{part_path}: image_url external link length {len} too long, max link length {MAX_IMAGE_URL_BYTES}. {URL_TOO_LONG_ADVICE}"
+                                )
+                                },
+                            )?;
+                            builder.push_image(source, self.image_token);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(builder)
+    }
+}
+
+/// A client tool search result: the tool message listing the tools found, then a system
+/// message that makes them available (marked deferred for V4.1).
+fn tool_search_result(
+    call_id: &str,
+    tools: Vec<FunctionTool>,
+    defer_loading: bool,
+) -> Vec<Message> {
+    let listed: Vec<Value> = tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+                "strict": tool.strict,
+            })
+        })
+        .collect();
+    let mut result = text_message(Role::Tool, Value::Array(listed).to_string());
+    result.tool_call_id = Some(call_id.to_owned());
+    let mut loaded = text_message(Role::System, String::new());
+    loaded.tools = tools
+        .into_iter()
+        .map(|tool| Tool {
+            name: tool.name,
+            description: tool.description,
+            parameters: tool.parameters.unwrap_or_else(|| json!({})),
+            strict: tool.strict,
+            defer_loading,
+        })
+        .collect();
+    vec![result, loaded]
+}
+
+/// Call ids must not be empty.
+fn check_call_id(call_id: &str, index: usize) -> Result<(), ApiError> {
+    if call_id.is_empty() {
+        return Err(ApiError::invalid_request(format!(
+            "Invalid 'input[{index}].call_id': empty string. Expected a string with minimum length 1, but got an empty string instead."
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn convert(body: &str) -> Result<ConvertedRequest, ApiError> {
+        let options = ConversionOptions::default();
+        ResponsesRequest::from_json(body)
+            .expect("valid body")
+            .convert(&options)
+    }
+
+    #[test]
+    fn calls_and_outputs_are_written_in_call_id_order() {
+        let converted = convert(
+            r#"{"model": "DeepSeek-V4-Pro", "reasoning": {"effort": "none"}, "input": [
+                {"role": "user", "content": "q"},
+                {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"},
+                {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "b", "output": "B"},
+                {"type": "function_call_output", "call_id": "a", "output": "A"}
+            ]}"#,
+        )
+        .unwrap();
+        let messages = &converted.conversation.messages;
+        let calls = messages[1].tool_calls.as_ref().unwrap();
+        assert_eq!(
+            calls
+                .iter()
+                .map(|call| call.id.as_str())
+                .collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert_eq!(messages[2].content, "A");
+        assert_eq!(messages[3].content, "B");
+    }
+
+    #[test]
+    fn a_missing_output_is_reported() {
+        let err = convert(
+            r#"{"model": "DeepSeek-V4-Pro", "input": [
+                {"role": "user", "content": "q"},
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                {"role": "user", "content": "again"}
+            ]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(err.error.message, "No tool output found for tool call c1.");
+    }
+
+    #[test]
+    fn namespace_names_depend_on_the_model() {
+        let body = |model: &str| {
+            format!(
+                r#"{{"model": "{model}", "input": "q", "tools": [{{"type": "namespace", "name": "ns", "tools": [{{"type": "function", "name": "g"}}]}}]}}"#
+            )
+        };
+        let options = ConversionOptions::default();
+        let v4 = ResponsesRequest::from_json(&body("DeepSeek-V4-Pro")).unwrap();
+        let v41 = ResponsesRequest::from_json(&body("DeepSeek-V4.1-Flash")).unwrap();
+        assert!(v4
+            .namespace_tool_map(&options)
+            .unwrap()
+            .contains_key("ns__g"));
+        assert!(v41
+            .namespace_tool_map(&options)
+            .unwrap()
+            .contains_key("ns::g"));
+    }
+}

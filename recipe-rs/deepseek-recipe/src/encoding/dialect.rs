@@ -1,0 +1,33 @@
+//! What distinguishes one prompt format from another: the settings [`super::v4`] and
+//! [`super::v41`] fill in and the shared renderer reads.
+
+use super::dsml::DsmlNames;
+use super::json::NumberStyle;
+use crate::conversation::ReasoningEffort;
+
+/// Where system messages go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SystemLayout {
+    /// All system messages are joined into plain text right after BOS (V4: no system token).
+    Hoisted,
+    /// Each system message renders in place behind the system token (V4.1).
+    InPlace,
+}
+
+/// The settings of one prompt format.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dialect {
+    /// Where system messages go.
+    pub(crate) system_layout: SystemLayout,
+    /// DSML tag names.
+    pub(crate) dsml: DsmlNames,
+    /// Whether an assistant turn's tool calls (and so their results) are ordered by call id (V4)
+    /// rather than kept in request order (V4.1).
+    pub(crate) sort_tool_calls_by_id: bool,
+    /// Float spelling in rendered JSON.
+    pub(crate) numbers: NumberStyle,
+    /// The reasoning-effort preamble shown in thinking mode (`None`: nothing).
+    pub(crate) effort_text: fn(ReasoningEffort) -> Option<&'static str>,
+    /// The response-format section for `json_object`.
+    pub(crate) json_object_section: &'static str,
+}

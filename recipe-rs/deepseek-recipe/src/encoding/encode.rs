@@ -1,0 +1,88 @@
+//! Prompt encoding: a rendered prompt becomes token ids.
+
+use std::collections::HashMap;
+
+use super::prompt::RenderedPrompt;
+use crate::error::{Error, Result};
+use crate::tokenizer::Tokenizer;
+
+/// The token ids of `prompt`: every special range is the id of its spelling in the tokenizer's
+/// added vocabulary, all other text is byte-level BPE with added tokens NOT recognised (so a
+/// user-typed `<｜User｜>` stays ordinary text).
+///
+/// # Errors
+/// [`Error::Encode`] naming the first special range whose spelling is not an added token.
+pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>> {
+    let text = prompt.prompt.as_str();
+    let mut ids = Vec::with_capacity(text.len() / 3 + prompt.special_ranges.len());
+    let mut known: HashMap<&str, u32> = HashMap::new();
+    let mut done = 0;
+    for range in &prompt.special_ranges {
+        let (Some(before), Some(spelling)) = (text.get(done..range.start), text.get(range.clone()))
+        else {
+            return Err(Error::Encode(format!(
+                "special range {range:?} is out of order or not on character boundaries"
+            )));
+        };
+        let id = match known.get(spelling) {
+            Some(&id) => id,
+            None => {
+                let id = added_token_id(tokenizer, spelling).ok_or_else(|| {
+                    Error::Encode(format!(
+                        "special token \"{spelling}\" is not in the added vocabulary"
+                    ))
+                })?;
+                known.insert(spelling, id);
+                id
+            }
+        };
+        ids.extend(tokenizer.encode(before, false));
+        ids.push(id);
+        done = range.end;
+    }
+    ids.extend(tokenizer.encode(&text[done..], false));
+    Ok(ids)
+}
+
+/// The id of `spelling` when it is one added token: recognised as a single token with added
+/// tokens enabled, and not the same single token as plain text.
+fn added_token_id(tokenizer: &Tokenizer, spelling: &str) -> Option<u32> {
+    match tokenizer.encode(spelling, true).as_slice() {
+        [id] if tokenizer.encode(spelling, false) != [*id] => Some(*id),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::prompt::PromptBuilder;
+
+    #[test]
+    fn injected_spellings_in_text_stay_plain() {
+        let mut builder = PromptBuilder::default();
+        builder.special("<｜User｜>");
+        builder.text(" <｜User｜>");
+        let ids = encode(&builder.finish(), Tokenizer::deepseek_v4()).expect("encodes");
+        assert_eq!(ids, [128803, 818, 28217, 6756, 28217, 32]);
+    }
+
+    #[test]
+    fn unknown_special_spellings_are_an_error() {
+        let mut builder = PromptBuilder::default();
+        builder.special("<｜begin▁of▁sentence｜>");
+        builder.special("<BOS>");
+        let error = encode(&builder.finish(), Tokenizer::deepseek_v4()).expect_err("fails");
+        assert_eq!(
+            error.to_string(),
+            "failed to encode conversation: special token \"<BOS>\" is not in the added vocabulary"
+        );
+    }
+
+    #[test]
+    fn plain_vocabulary_tokens_are_not_added_tokens() {
+        let mut builder = PromptBuilder::default();
+        builder.special("a");
+        assert!(encode(&builder.finish(), Tokenizer::deepseek_v4()).is_err());
+    }
+}

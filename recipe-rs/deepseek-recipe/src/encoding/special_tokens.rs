@@ -1,0 +1,185 @@
+//! The spelling table of the special tokens an encoding emits.
+
+use serde::{Deserialize, Serialize};
+
+/// How each special token is spelled in the prompt.
+///
+/// The defaults are the DeepSeek V4 / V4.1 spellings. A partial override (for example from a
+/// request's `special_tokens` option) replaces only the spellings it names; see
+/// [`SpecialTokens::with_overrides`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecialTokens {
+    /// Start of the prompt.
+    pub bos: String,
+    /// End of a finished assistant turn.
+    pub eos: String,
+    /// Opens the reasoning block.
+    pub thinking_start: String,
+    /// Closes the reasoning block.
+    pub thinking_end: String,
+    /// Introduces a system block (V4.1 only).
+    pub system: String,
+    /// Introduces a user turn.
+    pub user: String,
+    /// Introduces an assistant turn.
+    pub assistant: String,
+    /// Introduces a latest-reminder block.
+    pub latest_reminder: String,
+    /// The DSML marker used inside tool-call markup (no angle brackets).
+    pub dsml: String,
+    /// The image placeholder.
+    pub image: String,
+    /// Grounding: opens a referring expression.
+    pub ref_start: String,
+    /// Grounding: closes a referring expression.
+    pub ref_end: String,
+    /// Grounding: opens a bounding box.
+    pub box_start: String,
+    /// Grounding: closes a bounding box.
+    pub box_end: String,
+    /// Grounding: opens a point.
+    pub point_start: String,
+    /// Grounding: closes a point.
+    pub point_end: String,
+    /// Grounding: opens a polygon.
+    pub polygon_start: String,
+    /// Grounding: closes a polygon.
+    pub polygon_end: String,
+}
+
+/// A partial replacement of [`SpecialTokens`]: every field that is `Some` overrides that spelling.
+///
+/// Deserialises from the request-level `special_tokens` option (`{"user": "<|U|>", ...}`);
+/// keys that name no spelling of this table are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecialTokenOverrides {
+    /// Replaces [`SpecialTokens::bos`].
+    pub bos: Option<String>,
+    /// Replaces [`SpecialTokens::eos`].
+    pub eos: Option<String>,
+    /// Replaces [`SpecialTokens::thinking_start`].
+    pub thinking_start: Option<String>,
+    /// Replaces [`SpecialTokens::thinking_end`].
+    pub thinking_end: Option<String>,
+    /// Replaces [`SpecialTokens::system`].
+    pub system: Option<String>,
+    /// Replaces [`SpecialTokens::user`].
+    pub user: Option<String>,
+    /// Replaces [`SpecialTokens::assistant`].
+    pub assistant: Option<String>,
+    /// Replaces [`SpecialTokens::latest_reminder`].
+    pub latest_reminder: Option<String>,
+    /// Replaces [`SpecialTokens::dsml`].
+    pub dsml: Option<String>,
+    /// Replaces [`SpecialTokens::image`].
+    pub image: Option<String>,
+    /// Replaces [`SpecialTokens::ref_start`].
+    pub ref_start: Option<String>,
+    /// Replaces [`SpecialTokens::ref_end`].
+    pub ref_end: Option<String>,
+    /// Replaces [`SpecialTokens::box_start`].
+    pub box_start: Option<String>,
+    /// Replaces [`SpecialTokens::box_end`].
+    pub box_end: Option<String>,
+    /// Replaces [`SpecialTokens::point_start`].
+    pub point_start: Option<String>,
+    /// Replaces [`SpecialTokens::point_end`].
+    pub point_end: Option<String>,
+    /// Replaces [`SpecialTokens::polygon_start`].
+    pub polygon_start: Option<String>,
+    /// Replaces [`SpecialTokens::polygon_end`].
+    pub polygon_end: Option<String>,
+}
+
+impl Default for SpecialTokens {
+    fn default() -> Self {
+        Self {
+            bos: "<｜begin▁of▁sentence｜>".to_owned(),
+            eos: "<｜end▁of▁sentence｜>".to_owned(),
+            thinking_start: "<think>".to_owned(),
+            thinking_end: "</think>".to_owned(),
+            system: "<｜System｜>".to_owned(),
+            user: "<｜User｜>".to_owned(),
+            assistant: "<｜Assistant｜>".to_owned(),
+            latest_reminder: "<｜latest_reminder｜>".to_owned(),
+            dsml: "｜DSML｜".to_owned(),
+            image: "<｜image｜>".to_owned(),
+            ref_start: "<｜ref｜>".to_owned(),
+            ref_end: "<｜/ref｜>".to_owned(),
+            box_start: "<｜box｜>".to_owned(),
+            box_end: "<｜/box｜>".to_owned(),
+            point_start: "<｜point｜>".to_owned(),
+            point_end: "<｜/point｜>".to_owned(),
+            polygon_start: "<｜polygon｜>".to_owned(),
+            polygon_end: "<｜/polygon｜>".to_owned(),
+        }
+    }
+}
+
+impl SpecialTokens {
+    /// These spellings with the ones named in `overrides` replaced.
+    pub fn with_overrides(mut self, overrides: &SpecialTokenOverrides) -> Self {
+        let pairs: [(&mut String, &Option<String>); 18] = [
+            (&mut self.bos, &overrides.bos),
+            (&mut self.eos, &overrides.eos),
+            (&mut self.thinking_start, &overrides.thinking_start),
+            (&mut self.thinking_end, &overrides.thinking_end),
+            (&mut self.system, &overrides.system),
+            (&mut self.user, &overrides.user),
+            (&mut self.assistant, &overrides.assistant),
+            (&mut self.latest_reminder, &overrides.latest_reminder),
+            (&mut self.dsml, &overrides.dsml),
+            (&mut self.image, &overrides.image),
+            (&mut self.ref_start, &overrides.ref_start),
+            (&mut self.ref_end, &overrides.ref_end),
+            (&mut self.box_start, &overrides.box_start),
+            (&mut self.box_end, &overrides.box_end),
+            (&mut self.point_start, &overrides.point_start),
+            (&mut self.point_end, &overrides.point_end),
+            (&mut self.polygon_start, &overrides.polygon_start),
+            (&mut self.polygon_end, &overrides.polygon_end),
+        ];
+        for (spelling, replacement) in pairs {
+            if let Some(replacement) = replacement {
+                spelling.clone_from(replacement);
+            }
+        }
+        self
+    }
+
+    /// The eight grounding spellings, which stay special inside assistant content and reasoning.
+    pub fn grounding(&self) -> [&str; 8] {
+        [
+            &self.ref_start,
+            &self.ref_end,
+            &self.box_start,
+            &self.box_end,
+            &self.point_start,
+            &self.point_end,
+            &self.polygon_start,
+            &self.polygon_end,
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_replace_only_named_spellings() {
+        let overrides: SpecialTokenOverrides =
+            serde_json::from_str(r#"{"user": "<|U|>", "dsml": "|D|"}"#).expect("valid overrides");
+        let tokens = SpecialTokens::default().with_overrides(&overrides);
+        assert_eq!(tokens.user, "<|U|>");
+        assert_eq!(tokens.dsml, "|D|");
+        assert_eq!(tokens.assistant, "<｜Assistant｜>");
+    }
+
+    #[test]
+    fn unknown_override_keys_are_ignored() {
+        let overrides: SpecialTokenOverrides =
+            serde_json::from_str(r#"{"usr": "x"}"#).expect("unknown keys are accepted");
+        assert_eq!(overrides, SpecialTokenOverrides::default());
+    }
+}

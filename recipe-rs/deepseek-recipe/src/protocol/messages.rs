@@ -1,0 +1,304 @@
+//! Anthropic Messages request body (`POST /v1/messages`).
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use super::shared::{from_json, value_as};
+use super::{EffortParam, ThinkingType};
+use crate::error::Result;
+
+/// A Messages request as the official API reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MessagesRequest {
+    /// The conversation.
+    pub messages: Vec<MessagesMessage>,
+    /// Model name, matched exactly against the model table.
+    pub model: String,
+    /// Completion budget (optional here; clamped to the configured bound).
+    pub max_tokens: Option<u32>,
+    /// System prompt: a string or text blocks.
+    pub system: Option<SystemParam>,
+    /// Thinking switch.
+    pub thinking: Option<MessagesThinking>,
+    /// Output settings (only `effort` is used).
+    pub output_config: Option<OutputConfig>,
+    /// Sampling temperature, [0, 2].
+    pub temperature: Option<f32>,
+    /// Nucleus sampling, (0, 1].
+    pub top_p: Option<f32>,
+    /// Stop sequences.
+    pub stop_sequences: Option<Vec<String>>,
+    /// Whether to stream.
+    pub stream: Option<bool>,
+    /// Declared tools.
+    pub tools: Option<Vec<MessagesTool>>,
+    /// Tool choice.
+    pub tool_choice: Option<MessagesToolChoice>,
+}
+
+impl MessagesRequest {
+    /// Parses a request body (JSON text), with the reference's error messages.
+    pub fn from_json(body: &str) -> Result<Self> {
+        from_json(body)
+    }
+}
+
+/// The thinking switch of a Messages request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct MessagesThinking {
+    /// Whether thinking is requested.
+    #[serde(rename = "type")]
+    pub kind: ThinkingType,
+    /// Accepted and ignored.
+    pub budget_tokens: Option<u64>,
+}
+
+/// `output_config`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct OutputConfig {
+    /// Requested reasoning effort.
+    pub effort: Option<EffortParam>,
+}
+
+/// `system`: a string or a list of text blocks.
+#[derive(Debug, Clone)]
+pub enum SystemParam {
+    /// Plain text.
+    Text(String),
+    /// Text blocks.
+    Blocks(Vec<SystemBlock>),
+}
+
+impl<'de> Deserialize<'de> for SystemParam {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(text) => Ok(Self::Text(text)),
+            blocks @ Value::Array(_) => value_as::<_, D>(blocks).map(Self::Blocks),
+            _ => Err(serde::de::Error::custom("expected a string or a list")),
+        }
+    }
+}
+
+/// A system block (text only).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SystemBlock {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+}
+
+/// One message, tagged by `role`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum MessagesMessage {
+    /// User turn (text, images, documents, tool results).
+    User {
+        /// The content.
+        content: MessagesContent,
+    },
+    /// Assistant turn (text, thinking, tool uses).
+    Assistant {
+        /// The content.
+        content: MessagesContent,
+    },
+    /// A system note inside the conversation.
+    System {
+        /// The content.
+        content: MessagesContent,
+    },
+}
+
+/// Message content: a string or a list of blocks.
+#[derive(Debug, Clone)]
+pub enum MessagesContent {
+    /// Plain text.
+    Text(String),
+    /// Content blocks.
+    Blocks(Vec<ContentBlock>),
+}
+
+impl<'de> Deserialize<'de> for MessagesContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(text) => Ok(Self::Text(text)),
+            blocks @ Value::Array(_) => value_as::<_, D>(blocks).map(Self::Blocks),
+            _ => Err(serde::de::Error::custom("expected a string or a list")),
+        }
+    }
+}
+
+/// One content block, tagged by `type`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image.
+    Image {
+        /// Where the image comes from.
+        source: ImageSourceParam,
+    },
+    /// A document (shown as an "unsupported document" note).
+    Document {
+        /// The document source (only its `media_type` is read).
+        source: Option<Value>,
+    },
+    /// Reasoning from an earlier assistant turn.
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+    },
+    /// A server tool call (web search), from history.
+    ServerToolUse {},
+    /// A tool call.
+    ToolUse {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments.
+        input: Value,
+    },
+    /// A tool result.
+    ToolResult {
+        /// The call this answers.
+        tool_use_id: String,
+        /// Result content.
+        content: Option<ToolResultContent>,
+    },
+    /// A server tool result (web search), from history.
+    WebSearchToolResult {},
+    /// Tools added mid-conversation (no effect).
+    ToolAddition {},
+}
+
+/// An image source, tagged by `type`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ImageSourceParam {
+    /// Inline base64 data.
+    Base64 {
+        /// Declared media type.
+        media_type: ImageMediaType,
+        /// Base64 data.
+        data: String,
+    },
+    /// An external URL.
+    Url {
+        /// The URL.
+        url: String,
+    },
+    /// An uploaded file (not supported).
+    File {},
+}
+
+/// The media types an image block may declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum ImageMediaType {
+    /// JPEG.
+    #[serde(rename = "image/jpeg")]
+    Jpeg,
+    /// JPEG, alternative spelling (written back as `image/jpeg`).
+    #[serde(rename = "image/jpg")]
+    Jpg,
+    /// PNG.
+    #[serde(rename = "image/png")]
+    Png,
+    /// GIF.
+    #[serde(rename = "image/gif")]
+    Gif,
+    /// WebP.
+    #[serde(rename = "image/webp")]
+    Webp,
+}
+
+impl ImageMediaType {
+    /// The canonical MIME spelling.
+    pub fn mime(self) -> &'static str {
+        match self {
+            Self::Jpeg | Self::Jpg => "image/jpeg",
+            Self::Png => "image/png",
+            Self::Gif => "image/gif",
+            Self::Webp => "image/webp",
+        }
+    }
+}
+
+/// Tool result content: a string or blocks.
+#[derive(Debug, Clone)]
+pub enum ToolResultContent {
+    /// Plain text.
+    Text(String),
+    /// Result blocks.
+    Blocks(Vec<ToolResultBlock>),
+}
+
+impl<'de> Deserialize<'de> for ToolResultContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(text) => Ok(Self::Text(text)),
+            blocks @ Value::Array(_) => value_as::<_, D>(blocks).map(Self::Blocks),
+            _ => Err(serde::de::Error::custom("expected a string or a list")),
+        }
+    }
+}
+
+/// A block inside a tool result.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolResultBlock {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image.
+    Image {
+        /// Where the image comes from.
+        source: ImageSourceParam,
+    },
+    /// A reference to a declared tool (rendered as its name).
+    ToolReference {
+        /// The tool name.
+        tool_name: String,
+    },
+}
+
+/// A declared tool. Any `type` marks a server tool, which is rejected.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MessagesTool {
+    /// Tool name.
+    pub name: String,
+    /// Description.
+    pub description: Option<String>,
+    /// JSON schema of the input (required for custom tools).
+    pub input_schema: Option<Value>,
+    /// Loaded on demand (kept for V4.1 only).
+    pub defer_loading: Option<bool>,
+    /// Server tool type (`web_search_20250305`, …).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+}
+
+/// `tool_choice`, tagged by `type`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum MessagesToolChoice {
+    /// The model decides.
+    Auto {},
+    /// Any tool (treated as `auto`).
+    Any {},
+    /// A call of the named tool.
+    Tool {
+        /// The tool name.
+        name: String,
+    },
+    /// No tool calls.
+    None {},
+}

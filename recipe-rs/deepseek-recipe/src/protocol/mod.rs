@@ -1,0 +1,17 @@
+//! Serde wire types of the three request bodies (OpenAI Chat Completions, OpenAI Responses,
+//! Anthropic Messages).
+//!
+//! Parsing is two-staged like the reference: the text is first read as a JSON value (errors
+//! `invalid JSON request: … at line L column C`), then the value is deserialised into the typed
+//! request (errors `invalid request body: …`, without position). Unknown fields are ignored,
+//! `null` means absent and a repeated key keeps its last value.
+
+pub mod chat_completions;
+pub mod messages;
+pub mod responses;
+mod shared;
+
+pub use chat_completions::ChatCompletionRequest;
+pub use messages::MessagesRequest;
+pub use responses::ResponsesRequest;
+pub use shared::{ChatCompletionThinking, EffortParam, ThinkingType};
