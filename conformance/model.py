@@ -104,17 +104,24 @@ class Exchange:
     finished_at: float = 0.0
     transport_error: str | None = None
     attempts: int = 0
+    _parsed_json: tuple[bytes, Any] | None = field(default=None, repr=False, compare=False)
+    _parsed_sse: tuple[bytes, SseStream] | None = field(default=None, repr=False, compare=False)
 
     def json(self) -> Any:
-        """The body parsed as JSON, or None when it is not JSON."""
-        try:
-            return json.loads(self.raw)
-        except ValueError:
-            return None
+        """The body parsed as JSON, or None when it is not JSON (parsed once per body)."""
+        if self._parsed_json is None or self._parsed_json[0] is not self.raw:
+            try:
+                value = json.loads(self.raw)
+            except ValueError:
+                value = None
+            self._parsed_json = (self.raw, value)
+        return self._parsed_json[1]
 
     def sse(self) -> SseStream:
-        """The body parsed as a server-sent event stream."""
-        return parse_sse(self.raw)
+        """The body parsed as a server-sent event stream (parsed once per body)."""
+        if self._parsed_sse is None or self._parsed_sse[0] is not self.raw:
+            self._parsed_sse = (self.raw, parse_sse(self.raw))
+        return self._parsed_sse[1]
 
     def time_at_offset(self, offset: int) -> float | None:
         """Arrival time (seconds since the request started) of the byte at `offset`."""

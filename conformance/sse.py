@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,9 @@ class SseStream:
         return any(e.data == "[DONE]" for e in self.events)
 
 
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def _lines(text: str) -> list[tuple[str, int]]:
     """Split on CRLF, LF or CR; each line with the character offset just past its terminator.
 
@@ -53,15 +57,9 @@ def _lines(text: str) -> list[tuple[str, int]]:
     """
     lines: list[tuple[str, int]] = []
     start = 0
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "\r\n":
-            end = i + 2 if ch == "\r" and text[i + 1 : i + 2] == "\n" else i + 1
-            lines.append((text[start:i], end))
-            start = i = end
-            continue
-        i += 1
+    for match in LINE_BREAK.finditer(text):
+        lines.append((text[start : match.start()], match.end()))
+        start = match.end()
     lines.append((text[start:], -1))
     return lines
 

@@ -47,14 +47,19 @@ class StepView:
     @cached_property
     def output(self) -> Output:
         """Client-visible output, from the stream or the body."""
-        if self.exchange.stream:
-            return output_from_stream(self.protocol, self.exchange.sse())
-        return output_from_body(self.protocol, self.exchange.json())
+        return output_of(self.exchange)
 
     def require_success(self) -> None:
         """Skip the calling check unless the step answered 200."""
         if self.exchange.status != 200:
             raise NotApplicable(f"step answered {self.exchange.status}, not 200")
+
+
+def output_of(exchange: Exchange) -> Output:
+    """The view of an exchange (computed from the stream or the body)."""
+    if exchange.stream:
+        return output_from_stream(exchange.protocol, exchange.sse())
+    return output_from_body(exchange.protocol, exchange.json())
 
 
 @dataclass

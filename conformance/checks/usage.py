@@ -59,7 +59,7 @@ def _raw_usage(step: StepView) -> Any:
             return next((o["usage"] for o in reversed(objects) if isinstance(o.get("usage"), dict)), None)
         if step.protocol == "responses":
             return next((o["response"].get("usage") for o in reversed(objects) if isinstance(o.get("response"), dict) and o["response"].get("usage")), None)
-        return next((o["usage"] for o in reversed(objects) if o.get("type") == "message_delta"), None)
+        return next((o.get("usage") for o in reversed(objects) if o.get("type") == "message_delta"), None)
     body = step.exchange.json()
     return body.get("usage") if isinstance(body, dict) else None
 
