@@ -1,4 +1,4 @@
-"""Command line: `deepseek-recipe conformance ...` (via `register`) and `python -m conformance ...`."""
+"""Command line: `deepseek-recipe conformance ...` (via `register`) and `python -m conformance`."""
 
 from __future__ import annotations
 
@@ -13,40 +13,90 @@ from rich.console import Console
 from conformance.cases import CaseFileError, load_cases
 from conformance.model import PROTOCOLS, Case
 from conformance.oracle import NoOracle, Oracle, VectorOracle
-from conformance.reports import ProgressReporter, print_summary, render_html, render_json, render_junit
+from conformance.reports import (
+    ProgressReporter,
+    print_summary,
+    render_html,
+    render_json,
+    render_junit,
+)
 from conformance.runner import RunConfig, run_suite
 
 EXIT_PASSED = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
-PROTOCOL_ALIASES = {"chat": "chat", "chat_completions": "chat", "responses": "responses", "messages": "messages"}
+PROTOCOL_ALIASES = {
+    "chat": "chat",
+    "chat_completions": "chat",
+    "responses": "responses",
+    "messages": "messages",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the conformance command."""
-    parser.add_argument("--base-url", required=True, help="endpoint root; /v1/chat/completions etc. are appended")
-    parser.add_argument("--api-key", default=os.environ.get("DEEPSEEK_API_KEY", ""), help="API key (default: $DEEPSEEK_API_KEY)")
+    parser.add_argument(
+        "--base-url", required=True, help="endpoint root; /v1/chat/completions etc. are appended"
+    )
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("DEEPSEEK_API_KEY", ""),
+        help="API key (default: $DEEPSEEK_API_KEY)",
+    )
     parser.add_argument("--model", required=True, help="model name sent in every request")
-    parser.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma list of chat,responses,messages")
-    parser.add_argument("--only", action="append", default=[], metavar="FAMILY", help="run only this family (repeatable, or comma list)")
-    parser.add_argument("--case", action="append", default=[], metavar="PREFIX", help="run only cases whose id starts with PREFIX")
+    parser.add_argument(
+        "--protocols", default=",".join(PROTOCOLS), help="comma list of chat,responses,messages"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="FAMILY",
+        help="run only this family (repeatable, or comma list)",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="run only cases whose id starts with PREFIX",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
-    parser.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained HTML report")
+    parser.add_argument(
+        "--html", type=Path, metavar="FILE", help="write a self-contained HTML report"
+    )
     parser.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
-    parser.add_argument("--retries", type=int, default=3, help="retries on connection errors, 429 and 5xx (default 3)")
-    parser.add_argument("--cases-dir", type=Path, help="directory of case files (default: the bundled cases)")
-    parser.add_argument("--vectors", type=Path, help="golden vectors directory for the oracle (default: $RECIPE_VECTORS)")
-    parser.add_argument("--no-oracle", action="store_true", help="skip checks that need the recipe's own answers")
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per request (default 120)"
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=3,
+        help="retries on connection errors, 429 and 5xx (default 3)",
+    )
+    parser.add_argument(
+        "--cases-dir", type=Path, help="directory of case files (default: the bundled cases)"
+    )
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        help="golden vectors directory for the oracle (default: $RECIPE_VECTORS)",
+    )
+    parser.add_argument(
+        "--no-oracle", action="store_true", help="skip checks that need the recipe's own answers"
+    )
     parser.add_argument("--list", action="store_true", help="list the selected cases and exit")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
     """Add the `conformance` subcommand; its handler is stored as `func`."""
-    parser = subparsers.add_parser("conformance", help="check an endpoint against the official DeepSeek API behaviour")
+    parser = subparsers.add_parser(
+        "conformance", help="check an endpoint against the official DeepSeek API behaviour"
+    )
     add_arguments(parser)
     parser.set_defaults(func=run)
     return parser
@@ -56,7 +106,9 @@ def _split(values: list[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
-def select(cases: list[Case], protocols: list[str], families: list[str], prefixes: list[str]) -> list[Case]:
+def select(
+    cases: list[Case], protocols: list[str], families: list[str], prefixes: list[str]
+) -> list[Case]:
     """Cases of the chosen protocols and families (all families when none is given)."""
     return [
         c
@@ -118,7 +170,11 @@ def run(args: argparse.Namespace) -> int:
     with ProgressReporter(console, len(selected), enabled=progress_on) as progress:
         result = asyncio.run(run_suite(selected, config, make_oracle(args), progress.on_result))
     print_summary(console, result)
-    for path, render in ((args.json, render_json), (args.junit, render_junit), (args.html, render_html)):
+    for path, render in (
+        (args.json, render_json),
+        (args.junit, render_junit),
+        (args.html, render_html),
+    ):
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render(result), encoding="utf-8")
@@ -127,7 +183,9 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m conformance`."""
-    parser = argparse.ArgumentParser(prog="python -m conformance", description="DeepSeek API conformance suite")
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance", description="DeepSeek API conformance suite"
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -1,4 +1,4 @@
-"""The one result model every part of the suite shares: cases, captured exchanges, findings, scores."""
+"""The result model every part of the suite shares: cases, captured exchanges, findings, scores."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class Severity(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Source:
-    """Where an expectation comes from: a golden vector, a spec section, official docs or an issue."""
+    """Where an expectation comes from: a golden vector, a spec section, official docs, an issue."""
 
     kind: str
     ref: str

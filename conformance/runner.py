@@ -1,4 +1,4 @@
-"""The async runner: sends each case's requests (bounded concurrency, timeouts, retries) and checks them."""
+"""The async runner: sends each case's requests (bounded concurrency, timeouts, retries)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,13 @@ def headers_for(protocol: str, api_key: str, case_id: str) -> dict[str, str]:
     return headers
 
 
-async def _attempt(client: httpx.AsyncClient, exchange: Exchange, url: str, headers: dict[str, str], timeout_s: float) -> None:
+async def _attempt(
+    client: httpx.AsyncClient,
+    exchange: Exchange,
+    url: str,
+    headers: dict[str, str],
+    timeout_s: float,
+) -> None:
     exchange.raw = b""
     exchange.chunk_times = []
     exchange.transport_error = None
@@ -76,8 +82,15 @@ async def _attempt(client: httpx.AsyncClient, exchange: Exchange, url: str, head
     exchange.finished_at = time.monotonic()
 
 
-async def send(client: httpx.AsyncClient, config: RunConfig, case_id: str, protocol: str, body: dict[str, Any], stream: bool) -> Exchange:
-    """Send one request, retrying transport errors and transient statuses with exponential backoff."""
+async def send(
+    client: httpx.AsyncClient,
+    config: RunConfig,
+    case_id: str,
+    protocol: str,
+    body: dict[str, Any],
+    stream: bool,
+) -> Exchange:
+    """Send one request; retry transport errors and transient statuses with exponential backoff."""
     exchange = Exchange(protocol=protocol, body=body, stream=stream)
     url = config.base_url.rstrip("/") + PROTOCOL_PATHS[protocol]
     headers = headers_for(protocol, config.api_key, case_id)
@@ -119,7 +132,15 @@ def latency_of(exchanges: list[Exchange]) -> Latency | None:
     return Latency(ttft_s=ttft, total_s=total, completion_tokens=tokens, tokens_per_s=rate)
 
 
-GENERATED_KEYS = ("reasoning_content", "content", "tool_calls", "delta", "partial_json", "thinking", "text")
+GENERATED_KEYS = (
+    "reasoning_content",
+    "content",
+    "tool_calls",
+    "delta",
+    "partial_json",
+    "thinking",
+    "text",
+)
 
 
 def _carries_tokens(payload: Any, protocol: str) -> bool:
@@ -144,7 +165,9 @@ def _first_token_time(exchange: Exchange) -> float | None:
     return None
 
 
-def evaluate(case: Case, exchanges: list[Exchange], oracle: Oracle) -> tuple[list[CheckOutcome], list[Finding]]:
+def evaluate(
+    case: Case, exchanges: list[Exchange], oracle: Oracle
+) -> tuple[list[CheckOutcome], list[Finding]]:
     """Run every check of a case over its captured exchanges."""
     ctx = CheckContext(case, exchanges, oracle)
     outcomes: list[CheckOutcome] = []
@@ -156,7 +179,9 @@ def evaluate(case: Case, exchanges: list[Exchange], oracle: Oracle) -> tuple[lis
     return outcomes, findings
 
 
-def _run_check(case: Case, spec: CheckSpec, ctx: CheckContext) -> tuple[CheckOutcome, list[Finding]]:
+def _run_check(
+    case: Case, spec: CheckSpec, ctx: CheckContext
+) -> tuple[CheckOutcome, list[Finding]]:
     info = REGISTRY.get(spec.name)
     if info is None:
         return CheckOutcome(spec.name, "error", "unknown check"), []
@@ -200,7 +225,9 @@ def _run_check(case: Case, spec: CheckSpec, ctx: CheckContext) -> tuple[CheckOut
     return CheckOutcome(spec.name, status, findings[0].observed if findings else ""), findings
 
 
-async def run_case(client: httpx.AsyncClient, config: RunConfig, case: Case, oracle: Oracle) -> CaseResult:
+async def run_case(
+    client: httpx.AsyncClient, config: RunConfig, case: Case, oracle: Oracle
+) -> CaseResult:
     """Run one case's steps in order and check them."""
     exchanges = []
     for step in case.steps:
@@ -209,7 +236,9 @@ async def run_case(client: httpx.AsyncClient, config: RunConfig, case: Case, ora
     error = None
     if all(e.transport_error is not None for e in exchanges):
         error = exchanges[0].transport_error
-    return CaseResult(case=case, outcomes=outcomes, findings=findings, latency=latency_of(exchanges), error=error)
+    return CaseResult(
+        case=case, outcomes=outcomes, findings=findings, latency=latency_of(exchanges), error=error
+    )
 
 
 async def run_suite(
@@ -227,7 +256,9 @@ async def run_suite(
     started = time.time()
     # Plain-http targets need no TLS context (loading the CA bundle costs ~1 s per client).
     verify = not config.base_url.startswith("http://")
-    async with httpx.AsyncClient(timeout=timeout, limits=limits, transport=transport, verify=verify) as client:
+    async with httpx.AsyncClient(
+        timeout=timeout, limits=limits, transport=transport, verify=verify
+    ) as client:
 
         async def guarded(case: Case) -> CaseResult:
             async with semaphore:

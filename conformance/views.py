@@ -1,4 +1,4 @@
-"""Protocol-neutral views of a response: text, tool calls, finish and usage, from a body or a stream.
+"""Protocol-neutral views of a response (text, tool calls, finish, usage) from a body or a stream.
 
 Checks work on these views so that one rule ("arguments are valid JSON") covers all three
 protocols and both delivery modes.
@@ -50,7 +50,9 @@ class Output:
     def texts(self) -> list[tuple[str, str]]:
         """Every visible text with its location, for markup-leak scans."""
         found = [("reasoning", self.reasoning or ""), ("content", self.content or "")]
-        found += [(f"tool_calls[{i}].arguments", c.arguments) for i, c in enumerate(self.tool_calls)]
+        found += [
+            (f"tool_calls[{i}].arguments", c.arguments) for i, c in enumerate(self.tool_calls)
+        ]
         return found
 
 
@@ -109,7 +111,7 @@ def responses_usage(raw: Any) -> Usage | None:
 
 
 def messages_usage(raw: Any) -> Usage | None:
-    """Usage of a Messages body: `input_tokens` is the cache miss, `cache_read_input_tokens` the hit."""
+    """Usage of a Messages body: `input_tokens` is the miss, `cache_read_input_tokens` the hit."""
     if not isinstance(raw, dict):
         return None
     miss = _int(raw.get("input_tokens"))

@@ -5,11 +5,12 @@ File layout::
     {"family": "tools", "description": "...", "common_checks": [...],
      "cases": [{"id": "tools.auto", "protocol": "chat", "title": "...", "scenario": "tool_call",
                 "source": "docs:https://...", "required": true,
-                "modes": ["body", "stream"],            # or "steps": [{"body": {...}, "stream": true}]
+                "modes": ["body", "stream"],  # or "steps": [{"body": {...}, "stream": true}]
                 "body": {"model": "{model}", ...},
                 "checks": [{"check": "tools.called", "min": 1, "severity": "major"}]}]}
 
-`common_checks` are prepended to the checks of every case in the file. `modes` expands one case into `<id>.body` / `<id>.stream`. `{model}` in any string is replaced
+`common_checks` are prepended to the checks of every case in the file. `modes` expands one
+case into `<id>.body` / `<id>.stream`. `{model}` in any string is replaced
 by the model under test. Streaming steps get `"stream": true` in their body.
 """
 
@@ -78,7 +79,10 @@ def _expand(
     }
     if "steps" in raw:
         steps = tuple(
-            Step(_with_stream(substitute(s["body"], model), bool(s.get("stream"))), bool(s.get("stream")))
+            Step(
+                _with_stream(substitute(s["body"], model), bool(s.get("stream"))),
+                bool(s.get("stream")),
+            )
             for s in raw["steps"]
         )
         return [Case(id=raw["id"], steps=steps, **common)]

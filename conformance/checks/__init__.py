@@ -1,7 +1,14 @@
 """Checks: small pure functions over captured exchanges, registered by name in `REGISTRY`."""
 
 from conformance.checks import equivalence, framing, http, logprobs, output, tools, usage
-from conformance.checks.base import REGISTRY, CheckContext, CheckInfo, NotApplicable, StepView, Violation
+from conformance.checks.base import (
+    REGISTRY,
+    CheckContext,
+    CheckInfo,
+    NotApplicable,
+    StepView,
+    Violation,
+)
 
 __all__ = [
     "REGISTRY",

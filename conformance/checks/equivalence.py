@@ -42,7 +42,9 @@ def _text(out: Output) -> dict[str, Any]:
     "issue:sgl-project/sglang#35563",
     scope="case",
 )
-def stream_vs_body(ctx: CheckContext, a: int = 0, b: int = 1, text: bool = False) -> list[Violation]:
+def stream_vs_body(
+    ctx: CheckContext, a: int = 0, b: int = 1, text: bool = False
+) -> list[Violation]:
     """The streamed and non-streamed answers to one request agree (structure; texts when `text`)."""
     first, second = ctx.step(a), ctx.step(b)
     first.require_success()

@@ -10,7 +10,9 @@ from conformance.model import Severity
 ERROR_SHAPE_KEYS = ("message", "type", "param", "code")
 
 
-@check("http.status", Severity.CRITICAL, "docs:https://api-docs.deepseek.com/quick_start/error_codes")
+@check(
+    "http.status", Severity.CRITICAL, "docs:https://api-docs.deepseek.com/quick_start/error_codes"
+)
 def status(step: StepView, equals: int = 200) -> list[Violation]:
     """The HTTP status code is the official one."""
     got = step.exchange.status
@@ -47,25 +49,39 @@ def error_body(
     elif got != body:
         expected_message = body.get("error", {}).get("message")
         if error.get("message") != expected_message:
-            violations.append(Violation(f"message {expected_message!r}", short(error.get("message"))))
+            violations.append(
+                Violation(f"message {expected_message!r}", short(error.get("message")))
+            )
         else:
             violations.append(Violation(short(body), short(got), Severity.MINOR))
     return violations
 
 
-@check("http.content_type", Severity.MINOR, "docs:https://api-docs.deepseek.com/api/create-chat-completion")
+@check(
+    "http.content_type",
+    Severity.MINOR,
+    "docs:https://api-docs.deepseek.com/api/create-chat-completion",
+)
 def content_type(step: StepView) -> list[Violation]:
     """Streams are `text/event-stream`, other answers `application/json`."""
     if step.exchange.status is None:
         raise NotApplicable("no response")
     got = step.exchange.headers.get("content-type", "")
-    wanted = "text/event-stream" if step.exchange.stream and step.exchange.status == 200 else "application/json"
+    wanted = (
+        "text/event-stream"
+        if step.exchange.stream and step.exchange.status == 200
+        else "application/json"
+    )
     if got.split(";")[0].strip().lower() != wanted:
         return [Violation(f"Content-Type {wanted}", f"Content-Type {got or '(none)'}")]
     return []
 
 
-@check("http.json_body", Severity.CRITICAL, "docs:https://api-docs.deepseek.com/api/create-chat-completion")
+@check(
+    "http.json_body",
+    Severity.CRITICAL,
+    "docs:https://api-docs.deepseek.com/api/create-chat-completion",
+)
 def json_body(step: StepView) -> list[Violation]:
     """A non-streaming answer is one JSON object."""
     if step.exchange.stream and step.exchange.status == 200:

@@ -1,4 +1,4 @@
-"""Checks on the client-visible output: reasoning, content, finish reason, markup, JSON mode, stops."""
+"""Checks on the visible output: reasoning, content, finish reason, markup, JSON mode, stops."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import json
 from conformance.checks.base import StepView, Violation, check, short
 from conformance.model import Severity
 
-MARKUP = ("｜DSML｜", "</think>", "<｜end▁of▁sentence｜>", "<｜Assistant｜>", "<｜User｜>")
+MARKUP = ("｜DSML｜", "</think>", "<｜end▁of▁sentence｜>", "<｜Assistant｜>", "<｜User｜>")  # noqa: RUF001
 """Model markup that must never reach a client (the parser consumes it)."""
 
 
-@check("output.reasoning", Severity.MAJOR, "docs:https://api-docs.deepseek.com/guides/thinking_mode")
+@check(
+    "output.reasoning", Severity.MAJOR, "docs:https://api-docs.deepseek.com/guides/thinking_mode"
+)
 def reasoning(step: StepView, present: bool = True) -> list[Violation]:
     """Thinking mode returns non-empty reasoning; non-thinking mode returns none."""
     step.require_success()
@@ -55,7 +57,9 @@ def no_markup_leak(step: StepView) -> list[Violation]:
         for marker in MARKUP:
             if marker in text:
                 at = text.index(marker)
-                violations.append(Violation(f"no {marker!r} in {where}", short(text[max(0, at - 40) : at + 60])))
+                violations.append(
+                    Violation(f"no {marker!r} in {where}", short(text[max(0, at - 40) : at + 60]))
+                )
                 break
     return violations
 
@@ -82,7 +86,7 @@ def _stops(step: StepView) -> list[str]:
 
 @check("output.stop_respected", Severity.MAJOR, "issue:vllm-project/vllm#52393")
 def stop_respected(step: StepView, reasoning: bool = False) -> list[Violation]:
-    """Stop sequences cut content only: no stop string in content, reasoning intact, content not null."""
+    """Stops cut content only: no stop string in content, reasoning intact, content not null."""
     step.require_success()
     out = step.output
     violations = []
@@ -90,7 +94,9 @@ def stop_respected(step: StepView, reasoning: bool = False) -> list[Violation]:
         if stop in (out.content or ""):
             violations.append(Violation(f"content cut before {stop!r}", short(out.content, 120)))
     if reasoning and not out.reasoning:
-        violations.append(Violation("reasoning kept (stop sequences never apply to it)", short(out.reasoning)))
+        violations.append(
+            Violation("reasoning kept (stop sequences never apply to it)", short(out.reasoning))
+        )
     if out.content is None and not out.tool_calls:
         violations.append(Violation("content present after the reasoning", "content is null"))
     return violations
@@ -104,7 +110,11 @@ def _max_tokens(step: StepView) -> int | None:
     return None
 
 
-@check("output.max_tokens", Severity.MAJOR, "docs:https://api-docs.deepseek.com/api/create-chat-completion")
+@check(
+    "output.max_tokens",
+    Severity.MAJOR,
+    "docs:https://api-docs.deepseek.com/api/create-chat-completion",
+)
 def max_tokens(step: StepView) -> list[Violation]:
     """Completion tokens stay within the requested maximum."""
     step.require_success()

@@ -1,4 +1,4 @@
-"""A small JSON Schema validator for tool arguments (the keywords DeepSeek's strict mode supports)."""
+"""A small JSON Schema validator for tool arguments (the keywords of DeepSeek's strict mode)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ TYPE_TESTS = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool)
-    or isinstance(v, float) and v.is_integer(),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,

@@ -38,7 +38,12 @@ def called(step: StepView, min: int = 1, name: str | None = None) -> list[Violat
     calls = step.output.tool_calls
     violations = []
     if len(calls) < min:
-        violations.append(Violation(f"at least {min} tool call(s)", f"{len(calls)} call(s); content {short(step.output.content, 80)}"))
+        violations.append(
+            Violation(
+                f"at least {min} tool call(s)",
+                f"{len(calls)} call(s); content {short(step.output.content, 80)}",
+            )
+        )
     if name is not None:
         wrong = [c.name for c in calls if c.name != name]
         if wrong:
@@ -46,13 +51,19 @@ def called(step: StepView, min: int = 1, name: str | None = None) -> list[Violat
     return violations
 
 
-@check("tools.none_called", Severity.MAJOR, "docs:https://api-docs.deepseek.com/api/create-chat-completion")
+@check(
+    "tools.none_called",
+    Severity.MAJOR,
+    "docs:https://api-docs.deepseek.com/api/create-chat-completion",
+)
 def none_called(step: StepView) -> list[Violation]:
     """No tool call (tool_choice none, or no tools), and no `tool_calls` finish."""
     step.require_success()
     violations = []
     if step.output.tool_calls:
-        violations.append(Violation("no tool calls", short([c.name for c in step.output.tool_calls])))
+        violations.append(
+            Violation("no tool calls", short([c.name for c in step.output.tool_calls]))
+        )
     if step.output.finish == "tool_calls":
         violations.append(Violation("finish reason other than tool_calls", "tool_calls"))
     return violations
@@ -68,7 +79,12 @@ def arguments_json(step: StepView) -> list[Violation]:
         try:
             value = json.loads(call.arguments)
         except ValueError as exc:
-            violations.append(Violation(f"call {i}: arguments that parse as JSON", f"{exc}: {short(call.arguments, 120)}"))
+            violations.append(
+                Violation(
+                    f"call {i}: arguments that parse as JSON",
+                    f"{exc}: {short(call.arguments, 120)}",
+                )
+            )
             continue
         if not isinstance(value, dict):
             violations.append(Violation(f"call {i}: a JSON object", short(value)))
@@ -77,11 +93,15 @@ def arguments_json(step: StepView) -> list[Violation]:
         properties = (schema or {}).get("properties", {}) if isinstance(schema, dict) else {}
         for wrapper in ("arguments", "input", "parameters"):
             if list(value) == [wrapper] and wrapper not in properties:
-                violations.append(Violation(f"call {i}: arguments not wrapped in {wrapper!r}", short(value, 120)))
+                violations.append(
+                    Violation(f"call {i}: arguments not wrapped in {wrapper!r}", short(value, 120))
+                )
     return violations
 
 
-@check("tools.arguments_schema", Severity.MAJOR, "docs:https://api-docs.deepseek.com/guides/tool_calls")
+@check(
+    "tools.arguments_schema", Severity.MAJOR, "docs:https://api-docs.deepseek.com/guides/tool_calls"
+)
 def arguments_schema(step: StepView) -> list[Violation]:
     """Every call names a declared tool and its arguments validate against that tool's schema."""
     step.require_success()
@@ -89,7 +109,9 @@ def arguments_schema(step: StepView) -> list[Violation]:
     violations = []
     for i, call in enumerate(step.output.tool_calls):
         if call.name not in tools:
-            violations.append(Violation(f"call {i}: a declared tool ({', '.join(tools)})", short(call.name)))
+            violations.append(
+                Violation(f"call {i}: a declared tool ({', '.join(tools)})", short(call.name))
+            )
             continue
         try:
             value = json.loads(call.arguments)
@@ -97,7 +119,11 @@ def arguments_schema(step: StepView) -> list[Violation]:
             continue
         errors = validate(value, tools[call.name] or {})
         if errors:
-            violations.append(Violation(f"call {i}: arguments valid for {call.name}'s schema", "; ".join(errors[:3])))
+            violations.append(
+                Violation(
+                    f"call {i}: arguments valid for {call.name}'s schema", "; ".join(errors[:3])
+                )
+            )
     return violations
 
 

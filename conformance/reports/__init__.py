@@ -5,4 +5,11 @@ from conformance.reports.json_report import render_json, to_dict
 from conformance.reports.junit import render_junit
 from conformance.reports.terminal import ProgressReporter, print_summary
 
-__all__ = ["ProgressReporter", "print_summary", "render_html", "render_json", "render_junit", "to_dict"]
+__all__ = [
+    "ProgressReporter",
+    "print_summary",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "to_dict",
+]

@@ -11,16 +11,22 @@ from conformance.reports.json_report import to_dict
 
 
 def _seconds(value: float | None) -> str:
-    return "–" if value is None else f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
+    return "-" if value is None else f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
 def _rate(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}"
+    return "-" if value is None else f"{value:.1f}"
 
 
 def render_html(run: RunResult) -> str:
     """The HTML report text."""
-    source = resources.files("conformance.reports").joinpath("report.html.j2").read_text(encoding="utf-8")
-    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    source = (
+        resources.files("conformance.reports")
+        .joinpath("report.html.j2")
+        .read_text(encoding="utf-8")
+    )
+    environment = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
     template = environment.from_string(source)
     return template.render(r=to_dict(run), seconds=_seconds, rate=_rate)

@@ -48,7 +48,9 @@ def _case(result: CaseResult) -> dict[str, Any]:
         "source": str(case.source),
         "error": result.error,
         "latency": _latency(result.latency),
-        "checks": [{"name": o.name, "status": o.status, "detail": o.detail} for o in result.outcomes],
+        "checks": [
+            {"name": o.name, "status": o.status, "detail": o.detail} for o in result.outcomes
+        ],
         "findings": [_finding(f) for f in result.findings],
     }
 

@@ -29,11 +29,15 @@ def render_junit(run: RunResult) -> str:
             )
             properties = ET.SubElement(case, "properties")
             ET.SubElement(properties, "property", name="protocol", value=result.case.protocol)
-            ET.SubElement(properties, "property", name="required", value=str(result.case.required).lower())
+            ET.SubElement(
+                properties, "property", name="required", value=str(result.case.required).lower()
+            )
             if latency and latency.ttft_s is not None:
                 ET.SubElement(properties, "property", name="ttft_s", value=f"{latency.ttft_s:.4f}")
             if latency and latency.tokens_per_s is not None:
-                ET.SubElement(properties, "property", name="tokens_per_s", value=f"{latency.tokens_per_s:.2f}")
+                ET.SubElement(
+                    properties, "property", name="tokens_per_s", value=f"{latency.tokens_per_s:.2f}"
+                )
             if result.error is not None:
                 counts["errors"] += 1
                 ET.SubElement(case, "error", message=result.error[:500], type="transport")
@@ -45,9 +49,15 @@ def render_junit(run: RunResult) -> str:
                     ET.SubElement(case, "skipped", message=f"optional case failed: {worst.check}")
                     continue
                 counts["failures"] += 1
-                failure = ET.SubElement(case, "failure", message=f"{worst.check}: expected {worst.expected}"[:500], type=worst.severity.value)
+                failure = ET.SubElement(
+                    case,
+                    "failure",
+                    message=f"{worst.check}: expected {worst.expected}"[:500],
+                    type=worst.severity.value,
+                )
                 failure.text = "\n".join(
-                    f"[{f.severity.value}] {f.check}: expected {f.expected}; observed {f.observed} (source {f.source})"
+                    f"[{f.severity.value}] {f.check}: expected {f.expected}; "
+                    f"observed {f.observed} (source {f.source})"
                     for f in failing
                 )
         for key, value in counts.items():

@@ -11,7 +11,12 @@ from rich.table import Table
 from conformance.model import CaseResult, RunResult, Severity
 from conformance.reports.json_report import latency_summary
 
-SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.MAJOR: "red", Severity.MINOR: "yellow", Severity.INFO: "dim"}
+SEVERITY_STYLE = {
+    Severity.CRITICAL: "bold red",
+    Severity.MAJOR: "red",
+    Severity.MINOR: "yellow",
+    Severity.INFO: "dim",
+}
 
 
 class ProgressReporter:
@@ -36,7 +41,12 @@ class ProgressReporter:
         self.progress.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.progress.stop()
 
     def on_result(self, result: CaseResult) -> None:
@@ -46,7 +56,7 @@ class ProgressReporter:
 
 
 def _seconds(value: float | None) -> str:
-    return "–" if value is None else f"{value * 1000:.0f} ms"
+    return "-" if value is None else f"{value * 1000:.0f} ms"
 
 
 def print_summary(console: Console, run: RunResult, max_findings: int = 40) -> None:
@@ -71,17 +81,30 @@ def print_summary(console: Console, run: RunResult, max_findings: int = 40) -> N
             listing.add_column(column, overflow="fold")
         for f in findings[:max_findings]:
             severity = f.severity.value + ("" if f.required else " (optional)")
-            listing.add_row(f"[{SEVERITY_STYLE[f.severity]}]{severity}[/]", f.case, f.check, f.expected, f.observed, str(f.source))
+            listing.add_row(
+                f"[{SEVERITY_STYLE[f.severity]}]{severity}[/]",
+                f.case,
+                f.check,
+                f.expected,
+                f.observed,
+                str(f.source),
+            )
         console.print(listing)
         if len(findings) > max_findings:
-            console.print(f"[dim]... {len(findings) - max_findings} more in the JSON/HTML report[/]")
+            console.print(
+                f"[dim]... {len(findings) - max_findings} more in the JSON/HTML report[/]"
+            )
     errors = [r for r in run.results if r.error]
     for result in errors:
         console.print(f"[red]error[/] {result.case.id}: {result.error}")
     latency = latency_summary(run)
     console.print(
         f"TTFT p50 {_seconds(latency['ttft_p50_s'])}, p90 {_seconds(latency['ttft_p90_s'])}; "
-        f"median {latency['tokens_per_s_p50'] or 0:.1f} tokens/s over {latency['measured_cases']} streamed cases"
+        f"median {latency['tokens_per_s_p50'] or 0:.1f} tokens/s "
+        f"over {latency['measured_cases']} streamed cases"
     )
     verdict = "[bold green]PASS[/]" if run.passed else "[bold red]FAIL[/]"
-    console.print(f"{verdict}: score {100 * run.score:.1f}%, {len(run.required_failures())} required failure(s)")
+    console.print(
+        f"{verdict}: score {100 * run.score:.1f}%, "
+        f"{len(run.required_failures())} required failure(s)"
+    )

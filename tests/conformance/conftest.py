@@ -9,17 +9,33 @@ from conformance.model import Case, CheckSpec, Exchange, Source, Step
 from conformance.sse import encode_sse
 
 
-def body_exchange(protocol: str, body: Any, request: dict[str, Any] | None = None, status: int = 200) -> Exchange:
+def body_exchange(
+    protocol: str, body: Any, request: dict[str, Any] | None = None, status: int = 200
+) -> Exchange:
     """A finished non-streaming exchange."""
     raw = json.dumps(body, ensure_ascii=False).encode()
-    return Exchange(protocol, request or {}, False, status, {"content-type": "application/json"}, raw)
+    return Exchange(
+        protocol, request or {}, False, status, {"content-type": "application/json"}, raw
+    )
 
 
-def stream_exchange(protocol: str, events: list[tuple[str | None, Any]], request: dict[str, Any] | None = None) -> Exchange:
+def stream_exchange(
+    protocol: str, events: list[tuple[str | None, Any]], request: dict[str, Any] | None = None
+) -> Exchange:
     """A finished streaming exchange from (event name, data) pairs; str data is sent verbatim."""
-    framed = [(name, data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)) for name, data in events]
+    framed = [
+        (name, data if isinstance(data, str) else json.dumps(data, ensure_ascii=False))
+        for name, data in events
+    ]
     raw = encode_sse(framed)
-    exchange = Exchange(protocol, {**(request or {}), "stream": True}, True, 200, {"content-type": "text/event-stream"}, raw)
+    exchange = Exchange(
+        protocol,
+        {**(request or {}), "stream": True},
+        True,
+        200,
+        {"content-type": "text/event-stream"},
+        raw,
+    )
     exchange.chunk_times = [(len(raw) - 1, 1.0)]
     return exchange
 
@@ -39,7 +55,9 @@ def make_case(protocol: str = "chat", checks: tuple[CheckSpec, ...] = (), steps:
     )
 
 
-def chat_chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = "absent") -> dict[str, Any]:
+def chat_chunk(
+    delta: dict[str, Any], finish: str | None = None, usage: Any = "absent"
+) -> dict[str, Any]:
     """An official-shaped Chat chunk."""
     chunk: dict[str, Any] = {
         "id": "chatcmpl-1",
@@ -72,14 +90,39 @@ def good_chat_stream(tool: bool = False) -> list[tuple[str | None, Any]]:
     ]
     if tool:
         events += [
-            (None, chat_chunk({"tool_calls": [{"index": 0, "id": "call_00_abcdefghijABCDEFGHIJ1234", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]})),
-            (None, chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": '}}]})),
-            (None, chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]})),
+            (
+                None,
+                chat_chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_00_abcdefghijABCDEFGHIJ1234",
+                                "type": "function",
+                                "function": {"name": "get_weather", "arguments": ""},
+                            }
+                        ]
+                    }
+                ),
+            ),
+            (
+                None,
+                chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": '}}]}),
+            ),
+            (
+                None,
+                chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]}),
+            ),
         ]
     else:
         events.append((None, chat_chunk({"content": "Hello", "reasoning_content": None})))
     events += [
-        (None, chat_chunk({"content": "", "reasoning_content": None}, "tool_calls" if tool else "stop", USAGE)),
+        (
+            None,
+            chat_chunk(
+                {"content": "", "reasoning_content": None}, "tool_calls" if tool else "stop", USAGE
+            ),
+        ),
         (None, "[DONE]"),
     ]
     return events

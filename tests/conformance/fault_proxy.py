@@ -7,7 +7,6 @@ import json
 import httpx
 
 from conformance.model import PROTOCOL_PATHS
-
 from tests.conformance.faults import Fault
 from tests.conformance.http_server import Request, Response
 from tests.conformance.wire import Wire
@@ -27,7 +26,9 @@ class FaultProxy:
     async def __call__(self, request: Request) -> Response:
         """Forward, edit, answer (streams keep one write per event)."""
         headers = {k: v for k, v in request.headers.items() if k not in HOP_HEADERS}
-        answer = await self.client.post(self.upstream + request.path, content=request.body, headers=headers)
+        answer = await self.client.post(
+            self.upstream + request.path, content=request.body, headers=headers
+        )
         response_headers = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_HEADERS}
         protocol = PATH_PROTOCOLS.get(request.path)
         if protocol is None or self.fault is None:

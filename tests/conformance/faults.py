@@ -14,7 +14,7 @@ from typing import Any
 
 from tests.conformance.wire import Wire
 
-DSML_LEAK = "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">"
+DSML_LEAK = '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">'  # noqa: RUF001
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,11 @@ def _text_fields(w: Wire, kinds: tuple[str, ...]) -> Iterator[tuple[dict[str, An
                     for part in item.get("content", []):
                         yield part, "text"
     else:
-        blocks = [e.get("delta", {}) for e in w.payloads() if e.get("type") == "content_block_delta"] if w.streamed else (w.body or {}).get("content", [])
+        blocks = (
+            [e.get("delta", {}) for e in w.payloads() if e.get("type") == "content_block_delta"]
+            if w.streamed
+            else (w.body or {}).get("content", [])
+        )
         for b in blocks:
             if "reasoning" in kinds and b.get("type") in ("thinking", "thinking_delta"):
                 yield b, "thinking"
@@ -139,7 +143,11 @@ def json_with_preamble(w: Wire) -> None:
 
 
 def thinking_leaks_when_disabled(w: Wire) -> None:
-    if w.protocol != "chat" or (w.request.get("thinking") or {}).get("type") != "disabled" or not _ok(w):
+    if (
+        w.protocol != "chat"
+        or (w.request.get("thinking") or {}).get("type") != "disabled"
+        or not _ok(w)
+    ):
         return
     for d in _chat_choices(w):
         d["reasoning_content"] = "Let me think about this."
@@ -150,32 +158,50 @@ def thinking_leaks_when_disabled(w: Wire) -> None:
 
 
 CHAT_WRONG = {"tool_calls": "stop", "stop": "end_turn", "length": "stop", "content_filter": "stop"}
-MESSAGES_WRONG = {"tool_use": "end_turn", "end_turn": "stop", "max_tokens": "end_turn", "stop_sequence": "end_turn"}
+MESSAGES_WRONG = {
+    "tool_use": "end_turn",
+    "end_turn": "stop",
+    "max_tokens": "end_turn",
+    "stop_sequence": "end_turn",
+}
 
 
-def _finish_edit(w: Wire, chat: dict[str, str], messages: dict[str, str], incomplete_to_completed: bool) -> None:
+def _finish_edit(
+    w: Wire, chat: dict[str, str], messages: dict[str, str], incomplete_to_completed: bool
+) -> None:
     if w.protocol == "chat":
         for choice in _chat_finishes(w):
             if choice.get("finish_reason") in chat:
                 choice["finish_reason"] = chat[choice["finish_reason"]]
     elif w.protocol == "messages":
-        holders = [e["delta"] for e in w.payloads() if e.get("type") == "message_delta"] if w.streamed else [w.body or {}]
+        holders = (
+            [e["delta"] for e in w.payloads() if e.get("type") == "message_delta"]
+            if w.streamed
+            else [w.body or {}]
+        )
         for h in holders:
             if h.get("stop_reason") in messages:
                 h["stop_reason"] = messages[h["stop_reason"]]
     else:
-        responses = [e["response"] for e in w.payloads() if "response" in e] if w.streamed else [w.body or {}]
+        responses = (
+            [e["response"] for e in w.payloads() if "response" in e]
+            if w.streamed
+            else [w.body or {}]
+        )
         for r in responses:
             if r.get("status") == "incomplete" and incomplete_to_completed:
                 r["status"], r["incomplete_details"] = "completed", None
             elif r.get("status") == "completed" and not incomplete_to_completed:
                 r["status"], r["incomplete_details"] = "incomplete", {"reason": "max_output_tokens"}
         if w.streamed:
-            for e, r in zip((e for e in w.payloads() if "response" in e), responses):
+            for e, r in zip((e for e in w.payloads() if "response" in e), responses, strict=True):
                 if e["type"] in ("response.completed", "response.incomplete"):
                     e["type"] = f"response.{r['status']}"
             for event in w.events:
-                if isinstance(event[1], dict) and event[0] in ("response.completed", "response.incomplete"):
+                if isinstance(event[1], dict) and event[0] in (
+                    "response.completed",
+                    "response.incomplete",
+                ):
                     event[0] = event[1]["type"]
 
 
@@ -204,7 +230,14 @@ def stream_usage_missing(w: Wire) -> None:
 
 def cache_fields_missing(w: Wire) -> None:
     for u in _usages(w):
-        for key in ("prompt_cache_hit_tokens", "prompt_cache_miss_tokens", "prompt_tokens_details", "input_tokens_details", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        for key in (
+            "prompt_cache_hit_tokens",
+            "prompt_cache_miss_tokens",
+            "prompt_tokens_details",
+            "input_tokens_details",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ):
             u.pop(key, None)
 
 
@@ -256,8 +289,13 @@ def usage_only_final_chunk(w: Wire) -> None:
     chunks = w.payloads()
     if chunks and isinstance(chunks[-1].get("usage"), dict):
         usage = chunks[-1].pop("usage")
-        extra = {k: v for k, v in chunks[-1].items() if k != "choices"} | {"choices": None, "usage": usage}
-        w.events.insert(len(w.events) - 1 if w.events[-1][1] == "[DONE]" else len(w.events), [None, extra])
+        extra = {k: v for k, v in chunks[-1].items() if k != "choices"} | {
+            "choices": None,
+            "usage": usage,
+        }
+        w.events.insert(
+            len(w.events) - 1 if w.events[-1][1] == "[DONE]" else len(w.events), [None, extra]
+        )
 
 
 # ------------------------------------------------------------------ tool calls
@@ -286,7 +324,10 @@ def _argument_streams(w: Wire) -> dict[Any, list[tuple[dict[str, Any], str]]]:
                     calls[i] = [(item, "arguments")]
     elif w.streamed:
         for e in w.payloads():
-            if e.get("type") == "content_block_delta" and e["delta"].get("type") == "input_json_delta":
+            if (
+                e.get("type") == "content_block_delta"
+                and e["delta"].get("type") == "input_json_delta"
+            ):
                 calls.setdefault(e["index"], []).append((e["delta"], "partial_json"))
     return calls
 
@@ -331,11 +372,23 @@ def _call_holders(w: Wire) -> Iterator[dict[str, Any]]:
                 if "id" in call:
                     yield call
     elif w.protocol == "responses":
-        items = [e.get("item") or {} for e in w.payloads()] if w.streamed else (w.body or {}).get("output", [])
-        items += [i for e in w.payloads() for i in (e.get("response") or {}).get("output", [])] if w.streamed else []
+        items = (
+            [e.get("item") or {} for e in w.payloads()]
+            if w.streamed
+            else (w.body or {}).get("output", [])
+        )
+        items += (
+            [i for e in w.payloads() for i in (e.get("response") or {}).get("output", [])]
+            if w.streamed
+            else []
+        )
         yield from (i for i in items if i.get("type") == "function_call")
     else:
-        blocks = [e.get("content_block") or {} for e in w.payloads()] if w.streamed else (w.body or {}).get("content", [])
+        blocks = (
+            [e.get("content_block") or {} for e in w.payloads()]
+            if w.streamed
+            else (w.body or {}).get("content", [])
+        )
         yield from (b for b in blocks if b.get("type") == "tool_use")
 
 
@@ -425,7 +478,7 @@ def logprobs_dropped(w: Wire) -> None:
     for choice in _chat_finishes(w):
         if "logprobs" in choice:
             choice["logprobs"] = None
-    for holder, key in _text_fields(w, ("content",)):
+    for holder, _key in _text_fields(w, ("content",)):
         if w.protocol == "responses" and "logprobs" in holder:
             holder["logprobs"] = []
 
@@ -435,7 +488,13 @@ def logprobs_dropped(w: Wire) -> None:
 
 def _plain_success(w: Wire) -> None:
     w.status = 200
-    w.body = {"id": "resp-1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}
+    w.body = {
+        "id": "resp-1",
+        "object": "chat.completion",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+        ],
+    }
 
 
 def _error_message(w: Wire) -> str:
@@ -459,7 +518,11 @@ def error_message_reworded(w: Wire) -> None:
 
 
 def invalid_params_accepted(w: Wire) -> None:
-    if w.status == 400 and "passed back" not in _error_message(w) and "Thinking mode" not in _error_message(w):
+    if (
+        w.status == 400
+        and "passed back" not in _error_message(w)
+        and "Thinking mode" not in _error_message(w)
+    ):
         _plain_success(w)
 
 
@@ -476,38 +539,104 @@ def thinking_tool_choice_accepted(w: Wire) -> None:
 FAULTS: tuple[Fault, ...] = (
     Fault("drop_reasoning", "reasoning_content dropped (ai-dynamo/dynamo#10163)", drop_reasoning),
     Fault("dsml_in_content", "DSML markup leaked into content (vllm#40800)", dsml_in_content),
-    Fault("stop_cuts_reasoning", "stop string applied inside reasoning, content null (vllm#52393)", stop_cuts_reasoning),
+    Fault(
+        "stop_cuts_reasoning",
+        "stop string applied inside reasoning, content null (vllm#52393)",
+        stop_cuts_reasoning,
+    ),
     Fault("json_with_preamble", "json_object output with prose around it", json_with_preamble),
-    Fault("thinking_leaks_when_disabled", "reasoning returned although thinking is disabled", thinking_leaks_when_disabled),
-    Fault("wrong_finish_reason", "finish reason mapped wrongly (tool_calls -> stop, LiteLLM-style)", wrong_finish_reason),
-    Fault("length_reported_as_stop", "token limit reported as a normal stop", length_reported_as_stop),
+    Fault(
+        "thinking_leaks_when_disabled",
+        "reasoning returned although thinking is disabled",
+        thinking_leaks_when_disabled,
+    ),
+    Fault(
+        "wrong_finish_reason",
+        "finish reason mapped wrongly (tool_calls -> stop, LiteLLM-style)",
+        wrong_finish_reason,
+    ),
+    Fault(
+        "length_reported_as_stop", "token limit reported as a normal stop", length_reported_as_stop
+    ),
     Fault("stream_usage_missing", "usage missing from the stream", stream_usage_missing),
-    Fault("cache_fields_missing", "prompt_cache_hit/miss fields missing (vLLM/SGLang)", cache_fields_missing),
+    Fault(
+        "cache_fields_missing",
+        "prompt_cache_hit/miss fields missing (vLLM/SGLang)",
+        cache_fields_missing,
+    ),
     Fault("total_tokens_off", "usage totals that do not add up", total_tokens_off),
-    Fault("prompt_tokens_shifted", "prompt tokens counted with another template", prompt_tokens_shifted),
-    Fault("body_usage_differs_from_stream", "non-stream usage differs from the stream's", body_usage_differs_from_stream),
+    Fault(
+        "prompt_tokens_shifted",
+        "prompt tokens counted with another template",
+        prompt_tokens_shifted,
+    ),
+    Fault(
+        "body_usage_differs_from_stream",
+        "non-stream usage differs from the stream's",
+        body_usage_differs_from_stream,
+    ),
     Fault("cache_never_hits", "prefix cache never reported", cache_never_hits),
-    Fault("usage_only_final_chunk", "usage in a separate chunk with choices null (vLLM)", usage_only_final_chunk),
-    Fault("arguments_wrapped", "arguments wrapped in {\"arguments\": ...} (sglang#38924)", arguments_wrapped),
+    Fault(
+        "usage_only_final_chunk",
+        "usage in a separate chunk with choices null (vLLM)",
+        usage_only_final_chunk,
+    ),
+    Fault(
+        "arguments_wrapped",
+        'arguments wrapped in {"arguments": ...} (sglang#38924)',
+        arguments_wrapped,
+    ),
     Fault("arguments_truncated", "unterminated argument JSON (vllm#53227)", arguments_truncated),
     Fault("call_ids_not_official", "tool-call ids in another format", call_ids_not_official),
     Fault("named_tool_choice_ignored", "named tool_choice not enforced", named_tool_choice_ignored),
     Fault("no_done_sentinel", "Chat stream without data: [DONE]", no_done_sentinel),
-    Fault("done_sentinel_everywhere", "[DONE] appended to Responses/Messages streams", done_sentinel_everywhere),
-    Fault("role_chunk_missing", "stream does not open with the role / start event", role_chunk_missing),
+    Fault(
+        "done_sentinel_everywhere",
+        "[DONE] appended to Responses/Messages streams",
+        done_sentinel_everywhere,
+    ),
+    Fault(
+        "role_chunk_missing", "stream does not open with the role / start event", role_chunk_missing
+    ),
     Fault("content_after_finish", "a chunk after the finish chunk", content_after_finish),
     Fault("sequence_number_gap", "Responses sequence_number with a gap", sequence_number_gap),
     Fault("event_names_wrong", "SSE event: names not equal to the data type", event_names_wrong),
     Fault("chunk_id_drift", "chunk id changes mid-stream", chunk_id_drift),
     Fault("blocks_not_closed", "content blocks / output items never closed", blocks_not_closed),
-    Fault("stream_as_json_content_type", "stream served as application/json", stream_as_json_content_type),
+    Fault(
+        "stream_as_json_content_type",
+        "stream served as application/json",
+        stream_as_json_content_type,
+    ),
     Fault("logprobs_dropped", "requested logprobs not returned", logprobs_dropped),
-    Fault("bad_param_status_422", "HTTP 422 instead of 400 for a bad parameter", bad_param_status_422),
-    Fault("error_body_not_openai_shape", "FastAPI-style {\"detail\": ...} error body", error_body_not_openai_shape),
-    Fault("error_message_reworded", "error message differs from the official text", error_message_reworded),
-    Fault("invalid_params_accepted", "invalid parameters (n>1, temperature 3, ...) accepted", invalid_params_accepted),
-    Fault("passback_not_enforced", "missing reasoning_content pass-back accepted", passback_not_enforced),
-    Fault("thinking_tool_choice_accepted", "thinking + required/named tool_choice accepted", thinking_tool_choice_accepted),
+    Fault(
+        "bad_param_status_422", "HTTP 422 instead of 400 for a bad parameter", bad_param_status_422
+    ),
+    Fault(
+        "error_body_not_openai_shape",
+        'FastAPI-style {"detail": ...} error body',
+        error_body_not_openai_shape,
+    ),
+    Fault(
+        "error_message_reworded",
+        "error message differs from the official text",
+        error_message_reworded,
+    ),
+    Fault(
+        "invalid_params_accepted",
+        "invalid parameters (n>1, temperature 3, ...) accepted",
+        invalid_params_accepted,
+    ),
+    Fault(
+        "passback_not_enforced",
+        "missing reasoning_content pass-back accepted",
+        passback_not_enforced,
+    ),
+    Fault(
+        "thinking_tool_choice_accepted",
+        "thinking + required/named tool_choice accepted",
+        thinking_tool_choice_accepted,
+    ),
 )
 """The deviation classes; the detection test expects the suite to flag every one."""
 
@@ -521,8 +650,11 @@ def _crlf(w: Wire) -> None:
 
 
 BENIGN: tuple[Fault, ...] = (
-    Fault("keepalive_comments", "`: keep-alive` comments between events (official while queued)", _keepalive),
+    Fault(
+        "keepalive_comments",
+        "`: keep-alive` comments between events (official while queued)",
+        _keepalive,
+    ),
     Fault("crlf_framing", "CRLF line endings (allowed by the SSE grammar)", _crlf),
 )
 """Transformations a conforming host may apply; they must produce no finding."""
-

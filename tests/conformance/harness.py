@@ -10,7 +10,6 @@ from conformance.cases import load_cases
 from conformance.model import Case, RunResult
 from conformance.oracle import VectorOracle
 from conformance.runner import RunConfig, run_suite
-
 from tests.conformance.http_server import serve
 from tests.conformance.recordings import RecordingIndex, load_recordings, vectors_dir
 from tests.conformance.replay_host import ReplayHost
@@ -46,7 +45,15 @@ async def replay_host(cases: list[Case]) -> AsyncIterator[tuple[str, ReplayHost]
 
 def config(url: str) -> RunConfig:
     """Suite settings for local tests: fast retries, short timeouts."""
-    return RunConfig(base_url=url, api_key=API_KEY, model=MODEL, concurrency=4, timeout_s=20, retries=1, backoff_s=0.01)
+    return RunConfig(
+        base_url=url,
+        api_key=API_KEY,
+        model=MODEL,
+        concurrency=4,
+        timeout_s=20,
+        retries=1,
+        backoff_s=0.01,
+    )
 
 
 async def run_against(url: str, cases: list[Case]) -> RunResult:

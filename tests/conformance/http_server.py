@@ -33,7 +33,15 @@ class Response:
 
 Handler = Callable[[Request], Awaitable[Response]]
 
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 422: "Unprocessable Entity", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway"}
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    422: "Unprocessable Entity",
+    500: "Internal Server Error",
+    501: "Not Implemented",
+    502: "Bad Gateway",
+}
 
 
 async def _read_request(reader: asyncio.StreamReader) -> Request | None:
@@ -56,7 +64,11 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | None:
 
 async def _write_response(writer: asyncio.StreamWriter, response: Response) -> None:
     reason = REASONS.get(response.status, "Status")
-    head = [f"HTTP/1.1 {response.status} {reason}", "transfer-encoding: chunked", "connection: close"]
+    head = [
+        f"HTTP/1.1 {response.status} {reason}",
+        "transfer-encoding: chunked",
+        "connection: close",
+    ]
     head += [f"{k}: {v}" for k, v in response.headers.items()]
     writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
     for chunk in response.chunks:

@@ -20,12 +20,14 @@ from conformance.checks.tools import declared_tools
 from conformance.views import Output, output_from_body
 
 PROTOCOL_NAMES = {"chat_completions": "chat", "responses": "responses", "messages": "messages"}
-MARKUP = ("｜DSML｜", "</think>", "<｜")
+MARKUP = ("｜DSML｜", "</think>", "<｜")  # noqa: RUF001
 
 
 def vectors_dir() -> Path:
     """RECIPE_VECTORS or the shared default; tests fail when it is missing."""
-    path = Path(os.environ.get("RECIPE_VECTORS", Path(__file__).resolve().parents[3] / "shared" / "vectors"))
+    path = Path(
+        os.environ.get("RECIPE_VECTORS", Path(__file__).resolve().parents[3] / "shared" / "vectors")
+    )
     if not path.is_dir():
         raise FileNotFoundError(f"golden vectors not found at {path} (set RECIPE_VECTORS)")
     return path
@@ -38,13 +40,21 @@ def thinking_on(protocol: str, body: dict[str, Any]) -> bool:
     kind = (body.get("thinking") or {}).get("type")
     if kind is not None:
         return kind != "disabled"
-    effort = body.get("reasoning_effort") if protocol == "chat" else (body.get("output_config") or {}).get("effort")
+    effort = (
+        body.get("reasoning_effort")
+        if protocol == "chat"
+        else (body.get("output_config") or {}).get("effort")
+    )
     return effort != "none"
 
 
 def features(protocol: str, body: dict[str, Any]) -> str:
     """The request features that shape the output format (not the prompt text)."""
-    fmt = body.get("response_format") if protocol == "chat" else (body.get("text") or {}).get("format")
+    fmt = (
+        body.get("response_format")
+        if protocol == "chat"
+        else (body.get("text") or {}).get("format")
+    )
     choice = body.get("tool_choice")
     tools = sorted(declared_tools(protocol, body))
     if choice == "none" or choice == {"type": "none"}:
@@ -71,7 +81,11 @@ def _calls_valid(protocol: str, body: dict[str, Any], out: Output) -> bool:
             value = json.loads(call.arguments)
         except ValueError:
             return False
-        if call.name not in tools or not isinstance(value, dict) or validate(value, tools[call.name] or {}):
+        if (
+            call.name not in tools
+            or not isinstance(value, dict)
+            or validate(value, tools[call.name] or {})
+        ):
             return False
     return True
 
@@ -93,7 +107,9 @@ def _within(o: Output, body: dict[str, Any]) -> bool:
 
 SCENARIOS: dict[str, Callable[[Output, dict[str, Any]], bool]] = {
     "plain": lambda o, b: o.finish == "stop" and not o.tool_calls and bool(o.content),
-    "reasoning": lambda o, b: o.finish == "stop" and not o.tool_calls and bool(o.reasoning) and bool(o.content),
+    "reasoning": lambda o, b: (
+        o.finish == "stop" and not o.tool_calls and bool(o.reasoning) and bool(o.content)
+    ),
     "no_tool_call": lambda o, b: o.finish == "stop" and not o.tool_calls and bool(o.content),
     "tool_call": lambda o, b: o.finish == "tool_calls" and len(o.tool_calls) >= 1,
     "parallel_tool_calls": lambda o, b: o.finish == "tool_calls" and len(o.tool_calls) >= 2,
@@ -130,14 +146,24 @@ def load_recordings(folder: Path | None = None) -> list[Recording]:
             generator = record["generator"]
             if expect["error"] is not None or record["parsing_overrides"] or not expect["finished"]:
                 continue
-            if generator.get("direct_thinking_mode") is not None or generator.get("namespace_tool_map"):
+            if generator.get("direct_thinking_mode") is not None or generator.get(
+                "namespace_tool_map"
+            ):
                 continue
             protocol = PROTOCOL_NAMES[record["protocol"]]
             output = output_from_body(protocol, expect["response"])
             if not _clean(output) or output.usage is None or not output.usage.prompt:
                 continue
             found.append(
-                Recording(record["id"], protocol, record["request"], expect["chunks"], expect["done_data"], expect["response"], output)
+                Recording(
+                    record["id"],
+                    protocol,
+                    record["request"],
+                    expect["chunks"],
+                    expect["done_data"],
+                    expect["response"],
+                    output,
+                )
             )
     return found
 

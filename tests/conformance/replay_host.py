@@ -17,7 +17,6 @@ from typing import Any
 
 from conformance.model import PROTOCOL_PATHS
 from conformance.oracle import VectorOracle, request_key
-
 from tests.conformance.http_server import Request, Response
 from tests.conformance.recordings import Recording, RecordingIndex
 
@@ -72,7 +71,9 @@ def set_prompt_usage(protocol: str, value: Any, prompt: int | None, hit: int | N
             set_prompt_usage(protocol, item, prompt, hit)
 
 
-def _rewrite_usage(protocol: str, usage: dict[str, Any], prompt: int | None, hit: int | None) -> None:
+def _rewrite_usage(
+    protocol: str, usage: dict[str, Any], prompt: int | None, hit: int | None
+) -> None:
     if protocol == "messages":
         total = usage.get("input_tokens", 0) + usage.get("cache_read_input_tokens", 0)
         total = total if prompt is None else prompt
@@ -109,7 +110,9 @@ def stream_bytes(protocol: str, chunks: list[dict[str, Any]], done_data: str | N
 class ReplayHost:
     """The fake host's request handler."""
 
-    def __init__(self, index: RecordingIndex, oracle: VectorOracle, scenarios: dict[str, str], api_key: str) -> None:
+    def __init__(
+        self, index: RecordingIndex, oracle: VectorOracle, scenarios: dict[str, str], api_key: str
+    ) -> None:
         self.index = index
         self.oracle = oracle
         self.scenarios = scenarios
@@ -141,12 +144,16 @@ class ReplayHost:
         recording = self.index.find(protocol, body, scenario)
         if recording is None:
             self.unmatched.append(request.headers.get("x-conformance-case", "?"))
-            return json_response(501, error_body(f"no recording for this request ({scenario})", "server_error"))
+            return json_response(
+                501, error_body(f"no recording for this request ({scenario})", "server_error")
+            )
         return self._replay(protocol, body, recording)
 
     def _replay(self, protocol: str, body: dict[str, Any], recording: Recording) -> Response:
         ids: dict[str, str] = {}
-        key = request_key(protocol, {k: v for k, v in body.items() if k not in ("stream", "stream_options")})
+        key = request_key(
+            protocol, {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+        )
         repeated = key in self.seen
         self.seen.add(key)
         prompt = self.oracle.count_prompt_tokens(protocol, body)
@@ -156,7 +163,9 @@ class ReplayHost:
             if repeated or prompt is not None:
                 set_prompt_usage(protocol, chunks, prompt, _hit(protocol, chunks, prompt, repeated))
             data = stream_bytes(protocol, chunks, recording.done_data)
-            return Response(200, {"content-type": "text/event-stream", "cache-control": "no-cache"}, data)
+            return Response(
+                200, {"content-type": "text/event-stream", "cache-control": "no-cache"}, data
+            )
         response = _fill(recording.response, ids, self.rng)
         if repeated or prompt is not None:
             set_prompt_usage(protocol, response, prompt, _hit(protocol, response, prompt, repeated))

@@ -5,13 +5,24 @@ import json
 from conformance.cases import builtin_dir, load_cases
 from conformance.checks import REGISTRY
 from conformance.model import PROTOCOLS
-
 from tests.conformance.recordings import vectors_dir
 
 FAMILIES = {
-    "validation", "thinking", "reasoning_passback", "thinking_tool_choice", "tools", "dsml",
-    "streaming", "equivalence", "stop", "json_output", "max_tokens", "logprobs", "usage",
-    "prompt_parity", "cache",
+    "validation",
+    "thinking",
+    "reasoning_passback",
+    "thinking_tool_choice",
+    "tools",
+    "dsml",
+    "streaming",
+    "equivalence",
+    "stop",
+    "json_output",
+    "max_tokens",
+    "logprobs",
+    "usage",
+    "prompt_parity",
+    "cache",
 }
 
 
@@ -59,5 +70,8 @@ def test_cases_copied_from_vectors_match_them():
         if error is None:
             assert "usage.prompt_parity" in expectations, case.id
             continue
-        assert expectations["http.error_body"] == {"status": error["status_code"], "body": error["body"]}, case.id
+        assert expectations["http.error_body"] == {
+            "status": error["status_code"],
+            "body": error["body"],
+        }, case.id
         assert expectations["http.status"] == {"equals": error["status_code"]}, case.id

@@ -45,9 +45,15 @@ def test_every_fault_class_is_detected():
         print(f"  {name:32} {o['findings']:4} findings  {', '.join(o['checks'])}")
     target = os.environ.get("CONFORMANCE_FAULT_REPORT")
     if target:
-        Path(target).write_text(json.dumps({"rate": rate, "faults": outcome}, indent=1), encoding="utf-8")
+        Path(target).write_text(
+            json.dumps({"rate": rate, "faults": outcome}, indent=1), encoding="utf-8"
+        )
     assert rate == 1.0, sorted(set(outcome) - set(detected))
-    assert all(o["required_failures"] > 0 for name, o in outcome.items() if name not in {"cache_never_hits"})
+    assert all(
+        o["required_failures"] > 0
+        for name, o in outcome.items()
+        if name not in {"cache_never_hits"}
+    )
 
 
 def test_benign_variations_are_not_flagged():

@@ -8,27 +8,38 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conformance.model import CheckSpec, RunResult
+from conformance.model import CaseResult, CheckSpec, RunResult
 from conformance.oracle import NoOracle
 from conformance.reports import render_html, render_json, render_junit
 from conformance.runner import evaluate, latency_of
-from conformance.model import CaseResult
-
-from tests.conformance.conftest import USAGE, body_exchange, chat_chunk, good_chat_stream, make_case, stream_exchange
+from tests.conformance.conftest import (
+    body_exchange,
+    chat_chunk,
+    good_chat_stream,
+    make_case,
+    stream_exchange,
+)
 
 
 def sample_run() -> RunResult:
     results = []
     good = stream_exchange("chat", good_chat_stream())
-    bad_events = good_chat_stream()[:-1] + [(None, chat_chunk({"content": "<script>alert(1)</script>｜DSML｜"}))]
+    leak = "<script>alert(1)</script>｜DSML｜"  # noqa: RUF001
+    bad_events = [*good_chat_stream()[:-1], (None, chat_chunk({"content": leak}))]
     bad = stream_exchange("chat", bad_events)
-    checks = (CheckSpec("http.status", {"equals": 200}), CheckSpec("stream.terminator"), CheckSpec("output.no_markup_leak"))
+    checks = (
+        CheckSpec("http.status", {"equals": 200}),
+        CheckSpec("stream.terminator"),
+        CheckSpec("output.no_markup_leak"),
+    )
     for exchange, ident in ((good, "a"), (bad, "b")):
         case = make_case(checks=checks)
         case = type(case)(**{**case.__dict__, "id": f"fam.{ident}"})
         outcomes, findings = evaluate(case, [exchange], NoOracle())
         results.append(CaseResult(case, outcomes, findings, latency_of([exchange])))
-    optional = type(results[0].case)(**{**results[0].case.__dict__, "id": "fam.c", "required": False})
+    optional = type(results[0].case)(
+        **{**results[0].case.__dict__, "id": "fam.c", "required": False}
+    )
     unreachable = body_exchange("chat", {}, status=200)
     unreachable.transport_error, unreachable.status = "ConnectError: refused", None
     outcomes, findings = evaluate(optional, [unreachable], NoOracle())
@@ -44,7 +55,15 @@ def test_json_report_layout():
     assert data["summary"]["cases_failed"] == 1 and data["summary"]["cases_errored"] == 1
     assert [f["family"] for f in data["families"]] == ["t"]
     finding = data["findings"][0]
-    assert set(finding) == {"case", "check", "expected", "source", "observed", "severity", "required"}
+    assert set(finding) == {
+        "case",
+        "check",
+        "expected",
+        "source",
+        "observed",
+        "severity",
+        "required",
+    }
     assert {f["check"] for f in data["findings"]} >= {"stream.terminator", "output.no_markup_leak"}
     case = data["cases"][0]
     assert case["latency"]["ttft_s"] is not None and case["status"] == "passed"
@@ -84,12 +103,27 @@ def test_html_is_one_self_contained_file(tmp_path):
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     path = tmp_path / "report.html"
     path.write_text(html, encoding="utf-8")
-    browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    browser = (
+        shutil.which("chromium")
+        or shutil.which("chromium-browser")
+        or shutil.which("google-chrome")
+    )
     if browser is None:
         pytest.skip("no Chromium on this machine (apt-get install chromium)")
     dom = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--dump-dom", path.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True,
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--dump-dom",
+            path.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     ).stdout
     assert "DeepSeek API conformance" in dom and "FAIL" in dom
     assert "fam.b" in dom and "output.no_markup_leak" in dom

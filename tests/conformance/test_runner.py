@@ -5,7 +5,6 @@ import json
 
 from conformance.cases import load_cases
 from conformance.runner import RunConfig, run_suite
-
 from tests.conformance.harness import MODEL, all_cases, config, replay_host, run_against
 from tests.conformance.http_server import Request, Response, serve
 
@@ -24,13 +23,39 @@ def test_suite_passes_the_faithful_replay_host():
     assert all(score.score == 1.0 for score in result.family_scores())
     assert len(result.results) == len(cases) >= 150
     streamed = [r for r in result.results if any(s.stream for s in r.case.steps)]
-    assert streamed and all(r.latency and r.latency.ttft_s is not None for r in streamed if r.case.family != "validation")
-    assert all(r.latency and r.latency.tokens_per_s for r in result.results if r.case.family == "usage")
+    assert streamed and all(
+        r.latency and r.latency.ttft_s is not None
+        for r in streamed
+        if r.case.family != "validation"
+    )
+    assert all(
+        r.latency and r.latency.tokens_per_s for r in result.results if r.case.family == "usage"
+    )
 
 
 def _plain_chat():
-    return {"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "logprobs": None, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4, "prompt_tokens_details": {"cached_tokens": 0}, "prompt_cache_hit_tokens": 0, "prompt_cache_miss_tokens": 3}}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "hi"},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": 3,
+            "completion_tokens": 1,
+            "total_tokens": 4,
+            "prompt_tokens_details": {"cached_tokens": 0},
+            "prompt_cache_hit_tokens": 0,
+            "prompt_cache_miss_tokens": 3,
+        },
+    }
 
 
 def _one_case(prefix: str):
@@ -43,20 +68,32 @@ def test_transient_errors_are_retried_with_backoff():
     async def flaky(request: Request) -> Response:
         calls.append(request)
         if len(calls) == 1:
-            return Response(503, {"content-type": "application/json"}, [b'{"error": {"message": "Server Overloaded"}}'])
+            return Response(
+                503,
+                {"content-type": "application/json"},
+                [b'{"error": {"message": "Server Overloaded"}}'],
+            )
         if len(calls) == 2:
             return Response(429, {"content-type": "application/json", "retry-after": "0"}, [b"{}"])
-        return Response(200, {"content-type": "application/json"}, [json.dumps(_plain_chat()).encode()])
+        return Response(
+            200, {"content-type": "application/json"}, [json.dumps(_plain_chat()).encode()]
+        )
 
     async def scenario():
         async with serve(flaky) as url:
-            return await run_suite(_one_case("usage.non_thinking.chat.body"), RunConfig(url, "k", MODEL, retries=3, backoff_s=0.01))
+            return await run_suite(
+                _one_case("usage.non_thinking.chat.body"),
+                RunConfig(url, "k", MODEL, retries=3, backoff_s=0.01),
+            )
 
     result = asyncio.run(scenario())
     assert len(calls) == 3
     assert result.passed, result.findings()
     headers = calls[0].headers
-    assert headers["authorization"] == "Bearer k" and headers["x-conformance-case"] == "usage.non_thinking.chat.body"
+    assert (
+        headers["authorization"] == "Bearer k"
+        and headers["x-conformance-case"] == "usage.non_thinking.chat.body"
+    )
 
 
 def test_messages_requests_carry_x_api_key_and_timeouts_are_errors():

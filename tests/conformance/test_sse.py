@@ -10,7 +10,7 @@ def test_events_with_names_and_multiline_data():
 
 
 def test_crlf_cr_comments_and_bom():
-    raw = "\ufeff: keep-alive\r\n\r\ndata: {\"x\": 1}\r\n\r\ndata:2\r\r".encode()
+    raw = '\ufeff: keep-alive\r\n\r\ndata: {"x": 1}\r\n\r\ndata:2\r\r'.encode()
     stream = parse_sse(raw)
     assert stream.comments == ["keep-alive"]
     assert [e.data for e in stream.events] == ['{"x": 1}', "2"]

@@ -25,7 +25,14 @@ class Wire:
     raw_body: bytes = b""
 
     @classmethod
-    def decode(cls, protocol: str, request: dict[str, Any], status: int, headers: dict[str, str], raw: bytes) -> Wire:
+    def decode(
+        cls,
+        protocol: str,
+        request: dict[str, Any],
+        status: int,
+        headers: dict[str, str],
+        raw: bytes,
+    ) -> Wire:
         """Parse an upstream answer."""
         wire = cls(protocol, request, status, dict(headers), raw_body=raw)
         if headers.get("content-type", "").startswith("text/event-stream"):
@@ -49,11 +56,17 @@ class Wire:
         if not self.streamed:
             if self.body is None:
                 return [self.raw_body]
-            return [json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")]
+            return [
+                json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            ]
         newline = "\r\n" if self.crlf else "\n"
         out = []
         for name, data in self.events:
-            text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            text = (
+                data
+                if isinstance(data, str)
+                else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            )
             prefix = f": keep-alive{newline}{newline}" if self.keepalive else ""
             head = f"event: {name}{newline}" if name is not None else ""
             out.append(f"{prefix}{head}data: {text}{newline}{newline}".encode())
