@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from conformance.checks import REGISTRY
 from conformance.model import PROTOCOLS, Case, CheckSpec, Severity, Source, Step
 
 CHECK_KEYS = ("check", "severity", "required", "source")
@@ -44,6 +45,8 @@ def substitute(value: Any, model: str) -> Any:
 def _check_spec(raw: Any, where: str) -> CheckSpec:
     if not isinstance(raw, dict) or not isinstance(raw.get("check"), str):
         raise CaseFileError(f"{where}: a check needs a 'check' name")
+    if raw["check"] not in REGISTRY:
+        raise CaseFileError(f"{where}: unknown check {raw['check']!r}")
     return CheckSpec(
         name=raw["check"],
         params={k: v for k, v in raw.items() if k not in CHECK_KEYS},

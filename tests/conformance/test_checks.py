@@ -432,3 +432,25 @@ def test_schema_validator():
     assert validate({"n": 1, "x": 1}, schema)
     assert validate({"n": 1, "v": 3}, schema)
     assert validate({}, schema)
+
+
+def test_unreadable_answer_shape_becomes_a_finding():
+    from conformance.model import CheckSpec
+    from conformance.runner import evaluate
+
+    weird = stream_exchange("chat", [(None, {"choices": [5]}), (None, "[DONE]")])
+    case = make_case(checks=(CheckSpec("stream.role_first"),))
+    outcomes, findings = evaluate(case, [weird], NoOracle())
+    assert outcomes[0].status == "failed"
+    assert "could not read" in findings[0].observed
+
+
+def test_unknown_check_in_a_case_file_is_rejected(tmp_path):
+    from conformance.cases import CaseFileError, load_cases
+
+    (tmp_path / "x.json").write_text(
+        '{"family": "x", "cases": [{"id": "x.1", "protocol": "chat", "title": "t",'
+        ' "source": "spec:x", "body": {}, "checks": [{"check": "no.such"}]}]}'
+    )
+    with pytest.raises(CaseFileError):
+        load_cases("m", tmp_path)
