@@ -12,7 +12,7 @@ from rich.console import Console
 
 from conformance.cases import CaseFileError, load_cases
 from conformance.model import PROTOCOLS, Case
-from conformance.oracle import NoOracle, Oracle, VectorOracle
+from conformance.oracle import NoOracle, Oracle, VectorOracle, default_vectors_dir
 from conformance.reports import (
     ProgressReporter,
     print_summary,
@@ -123,8 +123,6 @@ def make_oracle(args: argparse.Namespace) -> Oracle:
     """The vector oracle when vectors are available, else none (oracle checks are skipped)."""
     if args.no_oracle:
         return NoOracle()
-    from conformance.oracle import default_vectors_dir
-
     folder = args.vectors or default_vectors_dir()
     if (folder / "requests").is_dir():
         return VectorOracle(folder)

@@ -289,7 +289,7 @@ def _responses_stream(payloads: list[Any]) -> Output:
     out.tool_calls = [calls[i] for i in sorted(calls)]
     for index in sorted(calls):
         call = calls[index]
-        if call.name == "apply_patch" or _is_custom(payloads, index):
+        if _is_custom(payloads, index):
             call.arguments = json.dumps({"input": call.arguments}, ensure_ascii=False)
     if terminal is not None:
         out.usage = responses_usage(terminal.get("usage"))
