@@ -88,6 +88,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-oracle", action="store_true", help="skip checks that need the recipe's own answers"
     )
+    parser.add_argument(
+        "--no-model-checks",
+        action="store_true",
+        help="skip expectations about the model's own choices (for hosts serving a toy model)",
+    )
     parser.add_argument("--list", action="store_true", help="list the selected cases and exit")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -163,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         timeout_s=args.timeout,
         retries=args.retries,
+        model_checks=not args.no_model_checks,
     )
     progress_on = not args.no_progress and console.is_terminal
     with ProgressReporter(console, len(selected), enabled=progress_on) as progress:

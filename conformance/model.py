@@ -64,6 +64,9 @@ class CheckSpec:
     severity: Severity | None = None
     required: bool | None = None
     source: Source | None = None
+    assumes_model: bool = False
+    """True when the expectation is about what the model chooses to generate (a tool call, JSON,
+    a long answer) rather than what the host guarantees; `--no-model-checks` skips it."""
 
 
 @dataclass(frozen=True)

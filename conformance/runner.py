@@ -42,6 +42,7 @@ class RunConfig:
     timeout_s: float = 120.0
     retries: int = 3
     backoff_s: float = 1.0
+    model_checks: bool = True
 
 
 def headers_for(protocol: str, api_key: str, case_id: str) -> dict[str, str]:
@@ -164,13 +165,19 @@ def _first_token_time(exchange: Exchange) -> float | None:
 
 
 def evaluate(
-    case: Case, exchanges: list[Exchange], oracle: Oracle
+    case: Case, exchanges: list[Exchange], oracle: Oracle, model_checks: bool = True
 ) -> tuple[list[CheckOutcome], list[Finding]]:
-    """Run every check of a case over its captured exchanges."""
+    """Run every check of a case over its captured exchanges.
+
+    With `model_checks` False, checks that judge the model's own choices are skipped.
+    """
     ctx = CheckContext(case, exchanges, oracle)
     outcomes: list[CheckOutcome] = []
     findings: list[Finding] = []
     for spec in case.checks:
+        if spec.assumes_model and not model_checks:
+            outcomes.append(CheckOutcome(spec.name, "skipped", "depends on the model's choices"))
+            continue
         outcome, found = _run_check(case, spec, ctx)
         outcomes.append(outcome)
         findings += found
@@ -230,7 +237,7 @@ async def run_case(
     exchanges = []
     for step in case.steps:
         exchanges.append(await send(client, config, case.id, case.protocol, step.body, step.stream))
-    outcomes, findings = evaluate(case, exchanges, oracle)
+    outcomes, findings = evaluate(case, exchanges, oracle, config.model_checks)
     error = None
     if all(e.transport_error is not None for e in exchanges):
         error = exchanges[0].transport_error

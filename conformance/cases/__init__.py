@@ -24,7 +24,7 @@ from typing import Any
 from conformance.checks import REGISTRY
 from conformance.model import PROTOCOLS, Case, CheckSpec, Severity, Source, Step
 
-CHECK_KEYS = ("check", "severity", "required", "source")
+CHECK_KEYS = ("check", "severity", "required", "source", "assumes_model")
 
 
 class CaseFileError(ValueError):
@@ -53,6 +53,7 @@ def _check_spec(raw: Any, where: str) -> CheckSpec:
         severity=Severity(raw["severity"]) if "severity" in raw else None,
         required=raw.get("required"),
         source=Source.parse(raw["source"]) if "source" in raw else None,
+        assumes_model=bool(raw.get("assumes_model", False)),
     )
 
 

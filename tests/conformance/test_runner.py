@@ -126,3 +126,30 @@ def test_unreachable_host_is_an_error_not_a_crash():
 
     result = asyncio.run(scenario())
     assert result.results[0].status == "error"
+
+
+def test_model_checks_can_be_skipped_for_toy_models():
+    import dataclasses
+
+    import httpx
+
+    from tests.conformance.fault_proxy import FaultProxy
+    from tests.conformance.faults import FAULTS
+
+    fault = next(f for f in FAULTS if f.name == "wrong_finish_reason")
+    cases = [c for c in all_cases() if c.family == "tools"]
+
+    async def scenario(model_checks):
+        async with replay_host(cases) as (url, _), httpx.AsyncClient() as client:
+            async with serve(FaultProxy(url, client, fault)) as proxy_url:
+                cfg = dataclasses.replace(config(proxy_url), model_checks=model_checks)
+                from tests.conformance.harness import shared_oracle
+
+                return await run_suite(cases, cfg, shared_oracle())
+
+    strict = asyncio.run(scenario(True))
+    lenient = asyncio.run(scenario(False))
+    assert {f.check for f in strict.findings()} == {"output.finish"}
+    assert lenient.findings() == [] and lenient.passed
+    skipped = [o for r in lenient.results for o in r.outcomes if o.status == "skipped"]
+    assert {o.name for o in skipped} >= {"tools.called", "output.finish"}
