@@ -138,6 +138,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the suite; 0 when every required check passed, 1 otherwise, 2 on usage errors."""
     console = Console(stderr=False)
     errors = Console(stderr=True)
+    if not args.base_url.startswith(("http://", "https://")):
+        errors.print(f"--base-url must start with http:// or https://, got {args.base_url!r}")
+        return EXIT_USAGE
     protocols = [PROTOCOL_ALIASES.get(p, p) for p in _split([args.protocols])]
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown:

@@ -17,7 +17,11 @@ VECTOR_PROTOCOLS = {"chat": "chat_completions", "responses": "responses", "messa
 
 
 class Oracle(Protocol):
-    """Answers questions about a request the way the recipe would."""
+    """Answers questions about a request the way the recipe would.
+
+    `protocol` is the suite's short name (`chat`, `responses`, `messages`); `body` is the request
+    exactly as sent, model name included.
+    """
 
     def count_prompt_tokens(self, protocol: str, body: dict[str, Any]) -> int | None:
         """Prompt tokens the recipe counts for this request, or None when unknown."""

@@ -454,3 +454,37 @@ def test_unknown_check_in_a_case_file_is_rejected(tmp_path):
     )
     with pytest.raises(CaseFileError):
         load_cases("m", tmp_path)
+
+
+@pytest.mark.parametrize("protocol", ["chat", "responses", "messages"])
+def test_no_answer_shape_crashes_the_suite(protocol):
+    from conformance.model import CheckSpec
+    from conformance.runner import evaluate, latency_of
+
+    shapes = [
+        None,
+        5,
+        "x",
+        [],
+        [1],
+        {"choices": "x"},
+        {"choices": [{"delta": 5}]},
+        {"choices": [None]},
+        {"type": "content_block_delta", "index": "a", "delta": []},
+        {"usage": "x", "response": 3},
+        {"type": "response.output_item.added", "output_index": 0, "item": 7},
+        {
+            "choices": [{"message": {"tool_calls": [{"function": None}]}}],
+            "usage": {"prompt_tokens": "1"},
+        },
+    ]
+    request = {"tools": "x", "stop": 5, "max_tokens": "9"}
+    checks = tuple(CheckSpec(name) for name in REGISTRY if REGISTRY[name].scope == "step")
+    for shape in shapes:
+        for exchange in (
+            stream_exchange(protocol, [(None, shape), (None, "[DONE]")], request),
+            body_exchange(protocol, shape, request),
+        ):
+            outcomes, _ = evaluate(make_case(protocol, checks), [exchange], NoOracle())
+            assert len(outcomes) == len(checks)
+            latency_of([exchange])

@@ -81,6 +81,7 @@ def test_optional_failure_keeps_exit_zero():
 def test_usage_errors_and_listing(capsys):
     base = ["--base-url", "http://127.0.0.1:9", "--model", "m"]
     assert cli.main([*base, "--only", "nope"]) == cli.EXIT_USAGE
+    assert cli.main(["--base-url", "ftp://x", "--model", "m"]) == cli.EXIT_USAGE
     assert cli.main([*base, "--protocols", "grpc"]) == cli.EXIT_USAGE
     assert cli.main([*base, "--list", "--only", "logprobs"]) == cli.EXIT_PASSED
     listed = capsys.readouterr().out
