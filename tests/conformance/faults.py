@@ -649,6 +649,10 @@ def _crlf(w: Wire) -> None:
     w.crlf = True
 
 
+def _small_writes(w: Wire) -> None:
+    w.write_size = 7
+
+
 BENIGN: tuple[Fault, ...] = (
     Fault(
         "keepalive_comments",
@@ -656,5 +660,8 @@ BENIGN: tuple[Fault, ...] = (
         _keepalive,
     ),
     Fault("crlf_framing", "CRLF line endings (allowed by the SSE grammar)", _crlf),
+    Fault(
+        "small_writes", "answers split into 7-byte writes, mid-line and mid-UTF-8", _small_writes
+    ),
 )
 """Transformations a conforming host may apply; they must produce no finding."""

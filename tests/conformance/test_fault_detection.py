@@ -35,7 +35,7 @@ async def _findings_per_fault(faults):
     return outcome
 
 
-def test_every_fault_class_is_detected():
+def test_every_fault_class_is_detected(record_property):
     assert len(FAULTS) >= 20
     outcome = asyncio.run(_findings_per_fault(FAULTS))
     detected = [name for name, o in outcome.items() if o["findings"] > 0]
@@ -43,6 +43,7 @@ def test_every_fault_class_is_detected():
     print(f"\nfault detection rate: {len(detected)}/{len(FAULTS)} ({100 * rate:.1f}%)")
     for name, o in outcome.items():
         print(f"  {name:32} {o['findings']:4} findings  {', '.join(o['checks'])}")
+    record_property("fault_detection_rate", f"{rate:.4f}")
     target = os.environ.get("CONFORMANCE_FAULT_REPORT")
     if target:
         Path(target).write_text(

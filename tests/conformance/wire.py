@@ -22,6 +22,7 @@ class Wire:
     streamed: bool = False
     keepalive: bool = False
     crlf: bool = False
+    write_size: int | None = None
     raw_body: bytes = b""
 
     @classmethod
@@ -52,13 +53,18 @@ class Wire:
         return [e[1] for e in self.events if isinstance(e[1], dict)]
 
     def encode(self) -> list[bytes]:
-        """Bytes to send: one write per event, or the JSON body."""
+        """Bytes to send: one write per event (or the JSON body), re-split when `write_size`."""
+        out = self._frames()
+        if self.write_size is None:
+            return out
+        joined = b"".join(out)
+        return [joined[i : i + self.write_size] for i in range(0, len(joined), self.write_size)]
+
+    def _frames(self) -> list[bytes]:
         if not self.streamed:
             if self.body is None:
                 return [self.raw_body]
-            return [
-                json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            ]
+            return [json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode()]
         newline = "\r\n" if self.crlf else "\n"
         out = []
         for name, data in self.events:
