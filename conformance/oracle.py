@@ -1,0 +1,103 @@
+"""What the suite may ask the recipe itself: prompt-token counts and expected validation errors.
+
+The real implementation is the recipe core (plugged in by the CLI when available). Two
+implementations live here: `NoOracle` (checks that need an oracle are skipped) and
+`VectorOracle`, which answers from the golden request vectors for requests it has recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Protocol
+
+VECTOR_PROTOCOLS = {"chat": "chat_completions", "responses": "responses", "messages": "messages"}
+"""Suite protocol names mapped onto vector file names."""
+
+
+class Oracle(Protocol):
+    """Answers questions about a request the way the recipe would.
+
+    `protocol` is the suite's short name (`chat`, `responses`, `messages`); `body` is the request
+    exactly as sent, model name included.
+    """
+
+    def count_prompt_tokens(self, protocol: str, body: dict[str, Any]) -> int | None:
+        """Prompt tokens the recipe counts for this request, or None when unknown."""
+        ...
+
+    def expected_error(self, protocol: str, body: dict[str, Any]) -> tuple[int, Any] | None:
+        """`(status, body)` the recipe answers for an invalid request, or None when unknown."""
+        ...
+
+
+class NoOracle:
+    """An oracle that knows nothing: checks that need one are skipped."""
+
+    def count_prompt_tokens(self, protocol: str, body: dict[str, Any]) -> int | None:
+        """Always unknown."""
+        return None
+
+    def expected_error(self, protocol: str, body: dict[str, Any]) -> tuple[int, Any] | None:
+        """Always unknown."""
+        return None
+
+
+def request_key(protocol: str, body: dict[str, Any]) -> str:
+    """Identity of a request regardless of its model name: protocol + canonical JSON."""
+    rest = {k: v for k, v in body.items() if k != "model"}
+    return protocol + "\n" + json.dumps(rest, sort_keys=True, ensure_ascii=False)
+
+
+def default_vectors_dir() -> Path:
+    """`RECIPE_VECTORS`, or `../shared/vectors` next to the repository root."""
+    configured = os.environ.get("RECIPE_VECTORS")
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parent.parent.parent / "shared" / "vectors"
+
+
+class VectorOracle:
+    """Answers from the golden request vectors (exact request match, model name ignored).
+
+    Prompt-token counts come from V4 `token_ids`; errors only from the convert stage, which
+    carries the official status and body. Vectors with non-default options are used only when
+    the option matches the official API (`reasoning_content_behavior: reject`), and only
+    vectors recorded with a supported model name (other names are errors about the name).
+    """
+
+    OFFICIAL_OPTIONS = ({}, {"reasoning_content_behavior": "reject"})
+    RECORDED_MODELS = ("DeepSeek-V4-Pro", "DeepSeek-V4.1-Flash")
+
+    def __init__(self, vectors_dir: Path) -> None:
+        self.tokens: dict[str, int] = {}
+        self.errors: dict[str, tuple[int, Any]] = {}
+        for protocol, stem in VECTOR_PROTOCOLS.items():
+            path = vectors_dir / "requests" / f"{stem}.jsonl"
+            with path.open(encoding="utf-8") as lines:
+                for line in lines:
+                    self._add(protocol, json.loads(line))
+
+    def _add(self, protocol: str, record: dict[str, Any]) -> None:
+        request = record.get("request")
+        if not isinstance(request, dict) or record.get("options") not in self.OFFICIAL_OPTIONS:
+            return
+        if request.get("model") not in self.RECORDED_MODELS:
+            return  # the answer depends on the model name itself
+        expect = record["expect"]
+        key = request_key(protocol, request)
+        error = expect.get("error")
+        if error is not None:
+            if error.get("stage") == "convert" and error.get("status_code") is not None:
+                self.errors[key] = (error["status_code"], error["body"])
+        elif record["options"] == {} and isinstance(expect.get("token_ids"), list):
+            self.tokens[key] = len(expect["token_ids"])
+
+    def count_prompt_tokens(self, protocol: str, body: dict[str, Any]) -> int | None:
+        """Token count of the recorded V4 prompt for this request."""
+        return self.tokens.get(request_key(protocol, body))
+
+    def expected_error(self, protocol: str, body: dict[str, Any]) -> tuple[int, Any] | None:
+        """Recorded convert-stage error for this request."""
+        return self.errors.get(request_key(protocol, body))
