@@ -16,9 +16,7 @@ expected value. Tool-call id placeholders (`call_00_<R0>`) are strings already a
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -38,10 +36,7 @@ from deepseek_recipe.models import (
     ResponseStreamEvent,
     WireModel,
 )
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-VECTORS_OPTIONAL = os.environ.get("RECIPE_VECTORS_OPTIONAL") == "1"
-VECTORS = Path(os.environ.get("RECIPE_VECTORS", REPO_ROOT.parent / "shared" / "vectors"))
+from tests.vectors import VECTORS, VECTORS_OPTIONAL
 
 REQUEST_FILES = (
     "requests/chat_completions.jsonl",

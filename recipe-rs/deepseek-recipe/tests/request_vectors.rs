@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use deepseek_recipe::conversation::Conversation;
 use deepseek_recipe::convert::ModelVersion;
 use deepseek_recipe::convert::{ConversionOptions, ConvertedRequest, Protocol};
-use deepseek_recipe::encoding::{encode, Encoding, SpecialTokens};
+use deepseek_recipe::encoding::encode;
 use deepseek_recipe::protocol::ResponsesRequest;
 use deepseek_recipe::Tokenizer;
 use deepseek_recipe::{convert_json, Error};
@@ -199,12 +199,9 @@ fn compare_rendering(
     options: &ConversionOptions,
     expect: &Value,
 ) -> Vec<String> {
-    let encoding = match converted.model_version {
-        ModelVersion::DeepseekV4Pro => Encoding::v4(),
-        ModelVersion::DeepseekV41Flash => Encoding::v41(),
-    }
-    .with_special_tokens(SpecialTokens::default().with_overrides(&options.special_tokens));
-    let rendered = encoding.render(&converted.conversation);
+    let rendered = options
+        .encoding_for(converted.model_version)
+        .render(&converted.conversation);
     let mut mismatches = Vec::new();
     if rendered.prompt != expect["prompt"].as_str().unwrap_or_default() {
         mismatches.push(first_difference(

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::encoding::SpecialTokenOverrides;
+use crate::encoding::{Encoding, SpecialTokenOverrides, SpecialTokens};
 use crate::error::{Error, Result};
 
 /// The model families the recipe can render for.
@@ -185,6 +185,15 @@ impl ConversionOptions {
     pub fn with_model_alias(mut self, name: impl Into<String>, version: ModelVersion) -> Self {
         self.model_versions_by_name.insert(name.into(), version);
         self
+    }
+
+    /// The encoding that renders `version`, with these options' special-token spellings.
+    pub fn encoding_for(&self, version: ModelVersion) -> Encoding {
+        let encoding = match version {
+            ModelVersion::DeepseekV4Pro => Encoding::v4(),
+            ModelVersion::DeepseekV41Flash => Encoding::v41(),
+        };
+        encoding.with_special_tokens(SpecialTokens::default().with_overrides(&self.special_tokens))
     }
 
     /// Sets the special-token spelling overrides.

@@ -1,0 +1,257 @@
+"""Request conversion, prompt rendering and prompt encoding (thin wrappers over the Rust core)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, cast
+
+from deepseek_recipe import _native
+from deepseek_recipe.errors import RequestParseError
+from deepseek_recipe.models.chat_completions import ChatCompletionRequest
+from deepseek_recipe.models.messages import MessagesRequest
+from deepseek_recipe.models.responses import ResponsesRequest
+from deepseek_recipe.tokenizer import Tokenizer
+
+__all__ = [
+    "ConversionOptions",
+    "ConvertedRequest",
+    "ModelVersion",
+    "Protocol",
+    "RenderedPrompt",
+    "RequestLike",
+    "convert",
+    "count_prompt_tokens",
+    "encode",
+    "infer_protocol",
+    "render",
+    "responses_echo",
+    "responses_namespace_tool_map",
+]
+
+Protocol = Literal["chat_completions", "responses", "messages"]
+"""The request protocols: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages."""
+
+ModelVersion = Literal["DeepseekV4Pro", "DeepseekV41Flash"]
+"""The model versions a model name resolves to."""
+
+RequestLike = ChatCompletionRequest | ResponsesRequest | MessagesRequest | Mapping[str, Any] | str | bytes
+"""A request: a typed model, a JSON object, or JSON text."""
+
+_MESSAGES_ONLY_KEYS = frozenset({"system", "stop_sequences", "top_k", "anthropic_version"})
+_MESSAGES_ONLY_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
+)
+
+
+@dataclass(frozen=True)
+class ConversionOptions:
+    """Conversion settings; `None` leaves the reference default (see docs/requests.md)."""
+
+    default_thinking_mode: bool | None = None
+    reasoning_content_behavior: Literal["fill_empty", "reject"] | None = None
+    responses_web_search: Literal["drop", "reject"] | None = None
+    messages_web_search: Literal["drop", "reject"] | None = None
+    thinking_max_tokens_upper_bound: int | None = None
+    non_thinking_max_tokens_upper_bound: int | None = None
+    model_versions_by_name: Mapping[str, ModelVersion] | None = None
+    model_aliases: Mapping[str, ModelVersion] | None = None
+    special_tokens: Mapping[str, str] | None = field(default=None)
+
+    def to_json(self) -> str:
+        """The options as the JSON object the core reads (unset options left out)."""
+        return json.dumps({k: v for k, v in asdict(self).items() if v is not None})
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """A rendered prompt: its text and the code-point ranges that hold special tokens."""
+
+    prompt: str
+    special_ranges: list[tuple[int, int]]
+    image_count: int
+
+    def marked(self, left: str = "\x1b[7m", right: str = "\x1b[0m") -> str:
+        """The prompt with every special token wrapped in `left`/`right` (reverse video)."""
+        parts: list[str] = []
+        at = 0
+        for start, end in self.special_ranges:
+            parts += [self.prompt[at:start], left, self.prompt[start:end], right]
+            at = end
+        parts.append(self.prompt[at:])
+        return "".join(parts)
+
+
+class ConvertedRequest:
+    """A request converted for the model: conversation, inference and parsing options."""
+
+    def __init__(self, native: _native.ConvertedRequest, protocol: Protocol) -> None:
+        self._native = native
+        self.protocol: Protocol = protocol
+        data = cast(dict[str, Any], json.loads(native.to_json()))
+        self.request_model: str = data["request_model"]
+        self.model_version: ModelVersion = data["model_version"]
+        self.stream: bool = data["stream"]
+        self.conversation: dict[str, Any] = data["conversation"]
+        self.inference_options: dict[str, Any] = data["inference_options"]
+        self.parsing_options: dict[str, Any] = data["parsing_options"]
+
+    @property
+    def native(self) -> _native.ConvertedRequest:
+        """The native handle, for other wrappers of this package."""
+        return self._native
+
+    def render(self) -> RenderedPrompt:
+        """Renders the prompt with the encoding of the model version."""
+        prompt, ranges, images = self._native.render()
+        return RenderedPrompt(prompt, ranges, images)
+
+    def encode(self, tokenizer: Tokenizer | None = None) -> list[int]:
+        """Prompt token ids; text from the request never becomes a special token.
+
+        V4 uses the bundled tokenizer by default; V4.1 needs `tokenizer`.
+        """
+        if tokenizer is None and self.model_version != "DeepseekV4Pro":
+            raise ValueError("V4.1 prompts need a tokenizer: pass tokenizer=Tokenizer.from_file(...)")
+        return self._native.encode(None if tokenizer is None else tokenizer.native)
+
+    def resolve_max_tokens(self, prompt_tokens: int, context_limit: int) -> int:
+        """The completion budget, or `ConversionError` when the prompt leaves no room."""
+        return self._native.resolve_max_tokens(prompt_tokens, context_limit)
+
+    def to_json(self) -> str:
+        """The converted request as JSON."""
+        return self._native.to_json()
+
+
+def infer_protocol(request: RequestLike) -> Protocol:
+    """Guesses the protocol of a request; pass `protocol=` where the guess can be wrong.
+
+    Typed models decide by their class. JSON objects: `input`/`instructions` mean Responses;
+    Anthropic-only keys or content blocks mean Messages; anything else is Chat Completions.
+    """
+    if isinstance(request, ChatCompletionRequest):
+        return "chat_completions"
+    if isinstance(request, ResponsesRequest):
+        return "responses"
+    if isinstance(request, MessagesRequest):
+        return "messages"
+    body = _as_mapping(request)
+    if "input" in body or "instructions" in body:
+        return "responses"
+    if _MESSAGES_ONLY_KEYS & body.keys() or _has_messages_blocks(body):
+        return "messages"
+    return "chat_completions"
+
+
+def convert(
+    request: RequestLike,
+    *,
+    protocol: Protocol | None = None,
+    options: ConversionOptions | None = None,
+) -> ConvertedRequest:
+    """Parses and converts a request.
+
+    Raises `RequestParseError` for a body that is not a valid request of the protocol (bad JSON,
+    wrong types) and `ConversionError` (with the official `status_code` and `body`) for an
+    invalid one.
+    """
+    protocol = protocol or infer_protocol(request)
+    native = _native.convert(protocol, _as_text(request), _options_json(options))
+    return ConvertedRequest(native, protocol)
+
+
+def render(
+    request: RequestLike,
+    *,
+    protocol: Protocol | None = None,
+    options: ConversionOptions | None = None,
+) -> RenderedPrompt:
+    """Converts a request and renders its prompt."""
+    return convert(request, protocol=protocol, options=options).render()
+
+
+def encode(
+    request: RequestLike,
+    *,
+    protocol: Protocol | None = None,
+    options: ConversionOptions | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> list[int]:
+    """Converts a request and encodes its prompt into token ids."""
+    return convert(request, protocol=protocol, options=options).encode(tokenizer)
+
+
+def count_prompt_tokens(
+    request: RequestLike,
+    *,
+    protocol: Protocol | None = None,
+    options: ConversionOptions | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> int:
+    """The number of prompt tokens the official API bills for a request (images excluded)."""
+    return len(encode(request, protocol=protocol, options=options, tokenizer=tokenizer))
+
+
+def responses_echo(request: RequestLike) -> dict[str, Any]:
+    """The request fields a Responses API response echoes back."""
+    return cast(dict[str, Any], json.loads(_native.responses_echo(_as_text(request))))
+
+
+def responses_namespace_tool_map(
+    request: RequestLike, options: ConversionOptions | None = None
+) -> dict[str, tuple[str, str]]:
+    """Flattened tool name → (namespace, local name) for namespaced Responses tools."""
+    raw = cast(
+        dict[str, list[str]],
+        json.loads(_native.responses_namespace_tool_map(_as_text(request), _options_json(options))),
+    )
+    return {name: (pair[0], pair[1]) for name, pair in raw.items()}
+
+
+def _options_json(options: ConversionOptions | None) -> str | None:
+    return None if options is None else options.to_json()
+
+
+def _as_text(request: RequestLike) -> str:
+    if isinstance(request, ChatCompletionRequest | ResponsesRequest | MessagesRequest):
+        return request.to_json()
+    if isinstance(request, bytes):
+        try:
+            return request.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise RequestParseError(f"invalid JSON request: {err}") from err
+    if isinstance(request, str):
+        return request
+    return json.dumps(request, ensure_ascii=False)
+
+
+def _as_mapping(request: RequestLike) -> Mapping[str, Any]:
+    if isinstance(request, str | bytes):
+        try:
+            loaded: object = json.loads(request)
+        except ValueError:
+            return {}
+        return cast(Mapping[str, Any], loaded) if isinstance(loaded, dict) else {}
+    if isinstance(request, Mapping):
+        return request
+    return {}
+
+
+def _has_messages_blocks(body: Mapping[str, Any]) -> bool:
+    messages: object = body.get("messages")
+    if not isinstance(messages, list):
+        return False
+    for message in cast(list[object], messages):
+        content: object = (
+            cast(dict[str, object], message).get("content") if isinstance(message, dict) else None
+        )
+        if not isinstance(content, list):
+            continue
+        for block in cast(list[object], content):
+            if isinstance(block, dict) and cast(dict[str, object], block).get("type") in (
+                _MESSAGES_ONLY_BLOCKS
+            ):
+                return True
+    return False
