@@ -1,4 +1,4 @@
-"""The generated Unicode tables of the pre-tokenizer agree with the reference for every code point."""
+"""The pre-tokenizer's generated Unicode tables agree with the reference on every code point."""
 
 import importlib.util
 from pathlib import Path
