@@ -1,8 +1,38 @@
 """deepseek-recipe: DeepSeek V4 / V4.1 prompts, tokens and streams, exactly as the official API."""
 
 from deepseek_recipe._native import __version__
-from deepseek_recipe.errors import RecipeError, TokenizerError
+from deepseek_recipe.errors import (
+    ConversionError,
+    EncodeError,
+    RecipeError,
+    RequestParseError,
+    TokenizerError,
+)
+from deepseek_recipe.requests import (
+    ConversionOptions,
+    ConvertedRequest,
+    RenderedPrompt,
+    convert,
+    count_prompt_tokens,
+    encode,
+    render,
+)
 from deepseek_recipe.tokenizer import IncrementalDecoder, Tokenizer
 
-__all__ = ["__version__"]
-__all__ += ["IncrementalDecoder", "RecipeError", "Tokenizer", "TokenizerError"]
+__all__ = [
+    "ConversionError",
+    "ConversionOptions",
+    "ConvertedRequest",
+    "EncodeError",
+    "IncrementalDecoder",
+    "RecipeError",
+    "RenderedPrompt",
+    "RequestParseError",
+    "Tokenizer",
+    "TokenizerError",
+    "__version__",
+    "convert",
+    "count_prompt_tokens",
+    "encode",
+    "render",
+]

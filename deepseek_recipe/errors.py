@@ -1,6 +1,11 @@
 """The exceptions of deepseek_recipe: one hierarchy under `RecipeError`."""
 
-__all__ = ["RecipeError", "TokenizerError"]
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+__all__ = ["ConversionError", "EncodeError", "RecipeError", "RequestParseError", "TokenizerError"]
 
 
 class RecipeError(ValueError):
@@ -10,3 +15,26 @@ class RecipeError(ValueError):
 class TokenizerError(RecipeError):
     """A tokenizer could not be loaded (invalid or unsupported `tokenizer.json`), or was given an
     unknown token id."""
+
+
+class RequestParseError(RecipeError):
+    """A request body is not valid JSON or not a request of its protocol (wrong types, missing
+    fields). The official API has no documented status for this stage."""
+
+
+class ConversionError(RecipeError):
+    """A well-formed request the official API rejects: carries its HTTP status and error body."""
+
+    def __init__(self, message: str, status_code: int, body: str | dict[str, Any]) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.body: dict[str, Any] = (
+            cast(dict[str, Any], json.loads(body)) if isinstance(body, str) else body
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.status_code, self.body))
+
+
+class EncodeError(RecipeError):
+    """A rendered prompt could not be encoded (a special-token spelling is not in the tokenizer)."""

@@ -11,13 +11,17 @@ use pyo3::types::PyType;
 /// The name of the `deepseek_recipe.errors` class an error is raised as.
 fn class_name(err: &Error) -> &'static str {
     match err {
+        Error::Parse(_) => "RequestParseError",
+        Error::Api(_) => "ConversionError",
         Error::Tokenizer(_) => "TokenizerError",
+        Error::Encode(_) => "EncodeError",
         _ => "RecipeError",
     }
 }
 
 /// Converts a core error into the matching `deepseek_recipe.errors` exception (a plain
-/// `ValueError` if that module cannot be imported).
+/// `ValueError` if that module cannot be imported). API errors also carry their HTTP status and
+/// their JSON body text: `ConversionError(message, status_code, body_json)`.
 pub(crate) fn to_py_err(err: Error) -> PyErr {
     let message = err.to_string();
     Python::attach(|py| {
@@ -25,9 +29,12 @@ pub(crate) fn to_py_err(err: Error) -> PyErr {
             .import("deepseek_recipe.errors")
             .and_then(|module| module.getattr(class_name(&err)))
             .and_then(|class| class.cast_into::<PyType>().map_err(PyErr::from));
-        match class {
-            Ok(class) => PyErr::from_type(class, message),
-            Err(_) => PyValueError::new_err(message),
+        match (class, &err) {
+            (Ok(class), Error::Api(api)) => {
+                PyErr::from_type(class, (message, api.status_code, api.body_json()))
+            }
+            (Ok(class), _) => PyErr::from_type(class, message),
+            (Err(_), _) => PyValueError::new_err(message),
         }
     })
 }

@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod requests;
 mod tokenizer;
 
 /// The native module; the typed API lives in the `deepseek_recipe` package.
@@ -10,5 +11,6 @@ mod tokenizer;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     tokenizer::register(m)?;
+    requests::register(m)?;
     Ok(())
 }

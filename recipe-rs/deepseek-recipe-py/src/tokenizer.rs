@@ -59,6 +59,13 @@ pub struct PyTokenizer {
     inner: Tokenizer,
 }
 
+impl PyTokenizer {
+    /// The wrapped core tokenizer (a cheap handle), for the other bindings.
+    pub(crate) fn get(&self) -> &Tokenizer {
+        &self.inner
+    }
+}
+
 #[pymethods]
 impl PyTokenizer {
     /// The bundled DeepSeek V4 tokenizer.

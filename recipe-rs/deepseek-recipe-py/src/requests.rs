@@ -1,0 +1,137 @@
+//! Bindings of request conversion, prompt rendering and prompt encoding.
+
+use deepseek_recipe::convert::{ConversionOptions, ConvertedRequest, Protocol};
+use deepseek_recipe::encoding::encode;
+use deepseek_recipe::protocol::ResponsesRequest;
+use deepseek_recipe::{convert_json, Error, Tokenizer};
+use pyo3::prelude::*;
+
+use crate::errors::to_py_err;
+use crate::tokenizer::PyTokenizer;
+
+/// Parses a protocol name as the Python API spells it.
+fn protocol(name: &str) -> PyResult<Protocol> {
+    match name {
+        "chat_completions" => Ok(Protocol::ChatCompletions),
+        "responses" => Ok(Protocol::Responses),
+        "messages" => Ok(Protocol::Messages),
+        other => Err(to_py_err(Error::Parse(format!(
+            "unknown protocol \"{other}\"; expected \"chat_completions\", \"responses\" or \"messages\""
+        )))),
+    }
+}
+
+/// Parses conversion options from their JSON form (`None`: the defaults).
+fn options(json: Option<&str>) -> PyResult<ConversionOptions> {
+    json.map_or_else(
+        || Ok(ConversionOptions::default()),
+        |text| ConversionOptions::from_json(text).map_err(to_py_err),
+    )
+}
+
+/// A converted request together with the options it was converted with.
+#[pyclass(name = "ConvertedRequest", module = "deepseek_recipe._native", frozen)]
+pub struct PyConvertedRequest {
+    pub(crate) inner: ConvertedRequest,
+    pub(crate) options: ConversionOptions,
+}
+
+#[pymethods]
+impl PyConvertedRequest {
+    /// The converted request as JSON (conversation, inference and parsing options).
+    fn to_json(&self) -> String {
+        serde_json::to_string(&self.inner).expect("converted requests always serialise")
+    }
+
+    /// The model version name (`DeepseekV4Pro` or `DeepseekV41Flash`).
+    #[getter]
+    fn model_version(&self) -> String {
+        serde_json::to_value(self.inner.model_version)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
+    /// Renders the prompt: `(prompt, special ranges as code-point pairs, image count)`.
+    fn render(&self, py: Python<'_>) -> (String, Vec<(usize, usize)>, usize) {
+        py.detach(|| {
+            let rendered = self
+                .options
+                .encoding_for(self.inner.model_version)
+                .render(&self.inner.conversation);
+            let ranges = rendered
+                .special_char_ranges()
+                .into_iter()
+                .map(|range| (range.start, range.end))
+                .collect();
+            let images = rendered.image_sources.len();
+            (rendered.prompt, ranges, images)
+        })
+    }
+
+    /// Encodes the rendered prompt (the bundled V4 tokenizer when `tokenizer` is `None`).
+    #[pyo3(signature = (tokenizer=None))]
+    fn encode(&self, py: Python<'_>, tokenizer: Option<&PyTokenizer>) -> PyResult<Vec<u32>> {
+        let tokenizer: Tokenizer =
+            tokenizer.map_or_else(|| Tokenizer::deepseek_v4().clone(), |t| t.get().clone());
+        py.detach(|| {
+            let rendered = self
+                .options
+                .encoding_for(self.inner.model_version)
+                .render(&self.inner.conversation);
+            encode(&rendered, &tokenizer)
+        })
+        .map_err(to_py_err)
+    }
+
+    /// The completion budget for a prompt of `prompt_tokens` in a context of `context_limit`.
+    fn resolve_max_tokens(&self, prompt_tokens: u64, context_limit: u64) -> PyResult<u32> {
+        self.inner
+            .resolve_max_tokens(prompt_tokens, context_limit)
+            .map_err(|err| to_py_err(err.into()))
+    }
+}
+
+/// Parses and converts a request body of `protocol` with options given as JSON.
+#[pyfunction]
+#[pyo3(signature = (protocol_name, body, options_json=None))]
+fn convert(
+    py: Python<'_>,
+    protocol_name: &str,
+    body: &str,
+    options_json: Option<&str>,
+) -> PyResult<PyConvertedRequest> {
+    let protocol = protocol(protocol_name)?;
+    let options = options(options_json)?;
+    let inner = py
+        .detach(|| convert_json(protocol, body, &options))
+        .map_err(to_py_err)?;
+    Ok(PyConvertedRequest { inner, options })
+}
+
+/// The Responses echo fields of a request body, as JSON.
+#[pyfunction]
+fn responses_echo(body: &str) -> PyResult<String> {
+    let request = ResponsesRequest::from_json(body).map_err(to_py_err)?;
+    Ok(serde_json::to_string(&request.echo()).expect("echo fields always serialise"))
+}
+
+/// The Responses namespace tool map (`{flat name: [namespace, local name]}`) as JSON.
+#[pyfunction]
+#[pyo3(signature = (body, options_json=None))]
+fn responses_namespace_tool_map(body: &str, options_json: Option<&str>) -> PyResult<String> {
+    let request = ResponsesRequest::from_json(body).map_err(to_py_err)?;
+    let map = request
+        .namespace_tool_map(&options(options_json)?)
+        .map_err(|err| to_py_err(err.into()))?;
+    Ok(serde_json::to_string(&map).expect("tool maps always serialise"))
+}
+
+/// Registers the request functions and classes on the module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyConvertedRequest>()?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(responses_echo, m)?)?;
+    m.add_function(wrap_pyfunction!(responses_namespace_tool_map, m)?)?;
+    Ok(())
+}
