@@ -76,7 +76,9 @@ class EngineCore:
             raise ValueError(f"prompt_ids must be in [0, {vocab})")
         limit = min(cfg.max_model_len, cfg.max_num_batched_tokens, cfg.num_blocks * cfg.block_size)
         if len(request.prompt_ids) >= limit:
-            raise ValueError(f"prompt of {len(request.prompt_ids)} tokens exceeds the limit {limit}")
+            raise ValueError(
+                f"prompt of {len(request.prompt_ids)} tokens exceeds the limit {limit}"
+            )
         if request.max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
         if request.temperature < 0 or not 0 < request.top_p <= 1:
@@ -85,7 +87,7 @@ class EngineCore:
             raise ValueError(f"top_logprobs must be in [0, {MAX_TOP_LOGPROBS}]")
 
     def new_sequence(self, request: GenerationRequest) -> Sequence:
-        """Validate a request and wrap it in a sequence with a fresh id (and a seed if it has none)."""
+        """Validate a request; wrap it in a sequence with a fresh id (and a seed if it has none)."""
         self.validate(request)
         seed = request.seed if request.seed is not None else secrets.randbits(63)
         return Sequence.from_request(next(self._ids), request, seed)
@@ -112,7 +114,9 @@ class EngineCore:
         for seq in scheduled:
             if not seq.announced:
                 seq.announced = True
-                outputs.append((seq.request_id, Ready(seq.num_prompt_tokens, seq.num_cached_prompt_tokens)))
+                outputs.append(
+                    (seq.request_id, Ready(seq.num_prompt_tokens, seq.num_cached_prompt_tokens))
+                )
         if not scheduled:
             return outputs
         hidden = self.model(self._step_input(scheduled), self.kv_cache)
@@ -143,6 +147,17 @@ class EngineCore:
                 self.scheduler.finish(seq)
                 outputs.append((seq.request_id, Finish(reason)))
         return outputs
+
+    def next_token_logits(self, prompt_ids: list[int]) -> torch.Tensor:
+        """Logits [vocab] after `prompt_ids`, computed through the cache (blocks freed after)."""
+        seq = self.new_sequence(GenerationRequest(prompt_ids=prompt_ids))
+        if not self.blocks.can_allocate(seq):
+            raise RuntimeError("no free cache blocks for the prompt")
+        self.blocks.allocate(seq)
+        try:
+            return self.model.logits(self.model(self._step_input([seq]), self.kv_cache))[0]
+        finally:
+            self.blocks.free(seq)
 
     def generate(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
         """Run requests together to completion (synchronously)."""

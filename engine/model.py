@@ -7,6 +7,7 @@ is computed per sequence, so a sequence's logits are bit-identical whatever else
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from torch import nn
 from engine.config import ModelConfig
 
 # BLAS libraries pick different kernels (and reduction orders) for GEMMs with few rows; from this
-# many rows on, each row's result has been found not to depend on the row count (see docs/engine.md).
+# many rows on, each row's result was found not to depend on the row count (see docs/engine.md).
 MIN_GEMM_ROWS = 16
 
 
@@ -29,6 +30,23 @@ def invariant_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return a @ b
     padding = a.new_zeros(*a.shape[:-2], MIN_GEMM_ROWS - rows, a.shape[-1])
     return (torch.cat([a, padding], dim=-2) @ b)[..., :rows, :]
+
+
+# Vectorised elementwise kernels finish a tensor's last (numel % vector width) elements with scalar
+# code whose transcendental functions round differently; padding to a multiple of this keeps every
+# element on the vector path, wherever it sits in the batch.
+ELEMENTWISE_PAD = 64
+
+
+def invariant_elementwise(
+    fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor
+) -> torch.Tensor:
+    """`fn(x)` for an elementwise `fn`, so that no element's result depends on the tensor size."""
+    flat = x.reshape(-1)
+    padding = -flat.numel() % ELEMENTWISE_PAD
+    if padding:
+        flat = torch.cat([flat, flat.new_zeros(padding)])
+    return fn(flat)[: x.numel()].view(x.shape)
 
 
 class Linear(nn.Module):
@@ -55,7 +73,7 @@ class RMSNorm(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Normalise the last dimension of `x`."""
         variance = x.pow(2).mean(-1, keepdim=True)
-        return self.weight * (x * torch.rsqrt(variance + self.eps))
+        return self.weight * (x * invariant_elementwise(torch.rsqrt, variance + self.eps))
 
 
 class RotaryEmbedding(nn.Module):
@@ -112,7 +130,9 @@ class MultiHeadLatentAttention(nn.Module):
             self.q_b_proj = Linear(config.q_lora_rank, heads * config.qk_head_dim)
         self.kv_a_proj_with_mqa = Linear(hidden, config.latent_dim)
         self.kv_a_layernorm = RMSNorm(config.kv_lora_rank, config.rms_norm_eps)
-        self.kv_b_proj = Linear(config.kv_lora_rank, heads * (config.qk_nope_head_dim + config.v_head_dim))
+        self.kv_b_proj = Linear(
+            config.kv_lora_rank, heads * (config.qk_nope_head_dim + config.v_head_dim)
+        )
         self.o_proj = Linear(heads * config.v_head_dim, hidden)
         self.scale = config.qk_head_dim**-0.5
 
@@ -169,7 +189,7 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Apply the feed-forward to [tokens, hidden]."""
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        return self.down_proj(invariant_elementwise(F.silu, self.gate_proj(x)) * self.up_proj(x))
 
 
 class TopkRouter(nn.Module):
@@ -184,7 +204,7 @@ class TopkRouter(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Return (weights, expert indices), each [tokens, num_experts_per_tok]."""
         cfg = self.config
-        scores = invariant_matmul(x, self.weight.t()).sigmoid()
+        scores = invariant_elementwise(torch.sigmoid, invariant_matmul(x, self.weight.t()))
         choice = scores + self.e_score_correction_bias
         grouped = choice.view(-1, cfg.n_group, cfg.n_routed_experts // cfg.n_group)
         group_scores = grouped.topk(min(2, grouped.shape[-1]), dim=-1)[0].sum(dim=-1)
@@ -200,7 +220,7 @@ class TopkRouter(nn.Module):
 
 
 class Experts(nn.Module):
-    """Routed experts stored as stacked 3-D weights: `gate_up_proj` [E, 2I, H], `down_proj` [E, H, I]."""
+    """Routed experts as stacked weights: `gate_up_proj` [E, 2I, H], `down_proj` [E, H, I]."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -212,13 +232,17 @@ class Experts(nn.Module):
         self.gate_up_proj = nn.Parameter(torch.empty(experts, 2 * inter, hidden))
         self.down_proj = nn.Parameter(torch.empty(experts, hidden, inter))
 
-    def forward(self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor
+    ) -> torch.Tensor:
         """Sum each token's chosen experts, weighted; experts are visited in index order."""
         out = torch.zeros_like(x)
         for expert in indices.unique().tolist():
             token_idx, slot = torch.where(indices == expert)
-            gate, up = invariant_matmul(x[token_idx], self.gate_up_proj[expert].t()).chunk(2, dim=-1)
-            hidden = invariant_matmul(F.silu(gate) * up, self.down_proj[expert].t())
+            gate_up = invariant_matmul(x[token_idx], self.gate_up_proj[expert].t())
+            gate, up = gate_up.chunk(2, dim=-1)
+            activated = invariant_elementwise(F.silu, gate) * up
+            hidden = invariant_matmul(activated, self.down_proj[expert].t())
             out.index_add_(0, token_idx, hidden * weights[token_idx, slot, None])
         return out
 
@@ -331,7 +355,9 @@ class DeepseekModel(nn.Module):
         """Load weights from a safetensors file; raise `WeightsMismatchError` if they don't fit."""
         loaded = load_file(str(path))
         expected = self.state_dict()
-        problems = [f"missing tensor {k} {list(v.shape)}" for k, v in expected.items() if k not in loaded]
+        problems = [
+            f"missing tensor {k} {list(v.shape)}" for k, v in expected.items() if k not in loaded
+        ]
         problems += [f"unexpected tensor {k}" for k in loaded if k not in expected]
         problems += [
             f"tensor {k}: file has shape {list(loaded[k].shape)}, "

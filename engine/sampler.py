@@ -60,7 +60,8 @@ def _uniform(seed: int, position: int) -> float:
 def _pick(probs: torch.Tensor, order: torch.Tensor | None, u: float) -> int:
     """Inverse-CDF draw from `probs` (optionally sorted, `order` mapping back to token ids)."""
     cdf = probs.double().cumsum(0)
-    index = int(torch.searchsorted(cdf, torch.tensor([u * float(cdf[-1])], dtype=torch.float64), right=True))
+    target = torch.tensor([u * float(cdf[-1])], dtype=torch.float64)
+    index = int(torch.searchsorted(cdf, target, right=True))
     index = min(index, probs.shape[0] - 1)
     return int(order[index]) if order is not None else index
 

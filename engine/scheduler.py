@@ -28,6 +28,7 @@ class Scheduler:
         self.blocks = blocks
         self.waiting: deque[Sequence] = deque()
         self.running: list[Sequence] = []
+        self.num_preemptions = 0  # for tests and metrics
 
     def add(self, seq: Sequence) -> None:
         """Queue a new sequence."""
@@ -88,6 +89,7 @@ class Scheduler:
         return None
 
     def _preempt(self, seq: Sequence) -> None:
+        self.num_preemptions += 1
         self.running.remove(seq)
         self.blocks.free(seq)
         seq.status = SequenceStatus.WAITING
