@@ -120,7 +120,7 @@ class EngineCore:
         if not scheduled:
             return outputs
         hidden = self.model(self._step_input(scheduled), self.kv_cache)
-        logits = self.model.logits(hidden)
+        logits = self.model.logits(hidden).cpu()  # sampling runs on the CPU
         rows = []
         for seq in scheduled:
             seq.num_computed_tokens = len(seq)

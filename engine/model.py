@@ -115,7 +115,8 @@ class MultiHeadLatentAttention(nn.Module):
     The cache holds, per token, the normalised latent `c` (kv_lora_rank) and the rotary key shared
     by all heads. Attention runs in latent space ("absorbed" form): queries are mapped through the
     key half of `kv_b_proj`, scores are `q_lat . c + q_rope . k_rope`, and the value half of
-    `kv_b_proj` is applied once to the attention-weighted latent.
+    `kv_b_proj` is applied once to the attention-weighted latent. The two score terms are one
+    product of `[q_lat | q_rope]` with the cached `[c | k_rope]`.
     """
 
     def __init__(self, config: ModelConfig) -> None:
@@ -158,19 +159,19 @@ class MultiHeadLatentAttention(nn.Module):
 
         w_kv = self.kv_b_proj.weight.view(cfg.num_heads, nope + cfg.v_head_dim, rank)
         q_latent = invariant_matmul(q_nope.transpose(0, 1), w_kv[:, :nope, :]).transpose(0, 1)
+        # One query row per (token, head) over the cached [latent | rotary key], scale folded in.
+        queries = torch.cat([q_latent, q_rope], dim=-1) * self.scale
         outputs, start = [], 0
         for length, slots in zip(step.query_lens, step.context_slots, strict=True):
             context = cache[slots]
             rows = slice(start, start + length)
             start += length
-            scores = invariant_matmul(q_latent[rows].reshape(-1, rank), context[:, :rank].t())
-            scores = scores + invariant_matmul(
-                q_rope[rows].reshape(-1, cfg.qk_rope_head_dim), context[:, rank:].t()
-            )
-            scores = (scores * self.scale).view(length, cfg.num_heads, -1)
-            query_pos = step.positions[rows][:, None, None]
-            key_pos = torch.arange(context.shape[0])[None, None, :]
-            scores = scores.masked_fill(key_pos > query_pos, float("-inf"))
+            scores = invariant_matmul(queries[rows].reshape(-1, cfg.latent_dim), context.t())
+            if length > 1:  # a lone query is the newest token and sees the whole context
+                scores = scores.view(length, cfg.num_heads, -1)
+                query_pos = step.positions[rows][:, None, None]
+                key_pos = torch.arange(context.shape[0], device=context.device)[None, None, :]
+                scores = scores.masked_fill(key_pos > query_pos, float("-inf"))
             probs = torch.softmax(scores, dim=-1).view(length * cfg.num_heads, -1)
             outputs.append(invariant_matmul(probs, context[:, :rank]).view(length, -1, rank))
         attended = torch.cat(outputs, dim=0).transpose(0, 1)  # [heads, tokens, rank]
@@ -337,7 +338,7 @@ class DeepseekModel(nn.Module):
         x = self.model.embed_tokens(step.input_ids)
         for layer, cache in zip(self.model.layers, kv_cache, strict=True):
             x = layer(x, step, self.rope, cache)
-        last_rows = torch.tensor(step.query_lens).cumsum(0) - 1
+        last_rows = torch.tensor(step.query_lens, device=x.device).cumsum(0) - 1
         return self.model.norm(x[last_rows])
 
     @torch.no_grad()
