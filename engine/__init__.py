@@ -1,7 +1,7 @@
 """Reference inference engine (PyTorch): a DeepSeek-V3-style model served over token ids."""
 
 from engine.config import EngineConfig, ModelConfig, model_config
-from engine.engine import Engine, EngineCore, GenerationResult, RequestStream
+from engine.engine import Engine, EngineCore, EngineError, GenerationResult, RequestStream
 from engine.request import Chunk, Finish, GenerationRequest, Ready, TokenLogprob, Tokens
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "Engine",
     "EngineConfig",
     "EngineCore",
+    "EngineError",
     "Finish",
     "GenerationRequest",
     "GenerationResult",

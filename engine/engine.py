@@ -197,13 +197,17 @@ class EngineCore:
         )
 
 
+class EngineError(RuntimeError):
+    """A step failed (e.g. a logits processor raised); every live stream ends with this error."""
+
+
 class RequestStream:
     """The chunks of one submitted request, as an async iterator; `cancel()` stops it early."""
 
     def __init__(self, engine: Engine, request_id: int) -> None:
         self.request_id = request_id
         self._engine = engine
-        self._queue: asyncio.Queue[Chunk] = asyncio.Queue()
+        self._queue: asyncio.Queue[Chunk | Exception] = asyncio.Queue()
         self._done = False
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
@@ -213,12 +217,15 @@ class RequestStream:
         if self._done:
             raise StopAsyncIteration
         chunk = await self._queue.get()
+        if isinstance(chunk, Exception):
+            self._done = True
+            raise chunk
         if isinstance(chunk, Finish):
             self._done = True
         return chunk
 
-    def put(self, chunk: Chunk) -> None:
-        """Deliver a chunk (called on the stream's event loop)."""
+    def put(self, chunk: Chunk | Exception) -> None:
+        """Deliver a chunk, or the error that ended the request (on the stream's event loop)."""
         self._queue.put_nowait(chunk)
 
     def cancel(self) -> None:
@@ -274,10 +281,15 @@ class Engine:
     def _run(self) -> None:
         while not self._stopped:
             outputs: list[Output] = []
-            while not self._commands.empty():
-                outputs.extend(self._commands.get()())
-            if self.core.has_work():
-                outputs.extend(self.core.step())
+            try:
+                while not self._commands.empty():
+                    outputs.extend(self._commands.get()())
+                if self.core.has_work():
+                    outputs.extend(self.core.step())
+            except Exception as error:  # a failed step ends every live stream instead of hanging it
+                self._deliver(outputs)
+                self._fail_all(EngineError(f"engine step failed: {error!r}"))
+                continue
             self._deliver(outputs)
             if not self.core.has_work() and self._commands.empty():
                 self._wake.wait()
@@ -288,8 +300,19 @@ class Engine:
             entry = self._streams.get(request_id)
             if entry is None:
                 continue
-            loop, stream = entry
             if isinstance(chunk, Finish):
                 del self._streams[request_id]
-            with contextlib.suppress(RuntimeError):  # the caller's event loop is already closed
-                loop.call_soon_threadsafe(stream.put, chunk)
+            self._send(entry, chunk)
+
+    def _fail_all(self, error: EngineError) -> None:
+        for request_id in list(self._streams):
+            self.core.cancel(request_id)
+            self._send(self._streams.pop(request_id), error)
+
+    @staticmethod
+    def _send(
+        entry: tuple[asyncio.AbstractEventLoop, RequestStream], item: Chunk | Exception
+    ) -> None:
+        loop, stream = entry
+        with contextlib.suppress(RuntimeError):  # the caller's event loop is already closed
+            loop.call_soon_threadsafe(stream.put, item)

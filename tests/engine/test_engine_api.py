@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from engine.config import EngineConfig
-from engine.engine import Engine, GenerationResult
+from engine.engine import Engine, EngineError, GenerationResult
 from engine.request import Finish, GenerationRequest, Ready, Tokens
 
 PROMPT = [5 + i for i in range(30)]
@@ -133,3 +133,17 @@ def test_invalid_requests_are_rejected(tiny_model, fields):
             engine.submit(request)
 
     with_engine(tiny_model, body)
+
+
+def test_a_failing_step_ends_streams_with_an_error_and_the_engine_recovers(tiny_model):
+    def broken(token_ids, logits):
+        raise ZeroDivisionError("processor bug")
+
+    async def body(engine):
+        bad = engine.submit(GenerationRequest(prompt_ids=PROMPT, logits_processor=broken))
+        with pytest.raises(EngineError, match="processor bug"):
+            await collect(bad)
+        good = await collect(engine.submit(GenerationRequest(prompt_ids=PROMPT, max_tokens=2)))
+        return good[-1], engine.core.blocks.num_free_blocks
+
+    assert with_engine(tiny_model, body, num_blocks=32) == (Finish("length"), 32)
