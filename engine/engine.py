@@ -66,6 +66,8 @@ class EngineCore:
         shape = self.model.kv_cache_shape(config.num_blocks * config.block_size)
         self.kv_cache = torch.zeros(shape, device=config.device)
         self._ids = itertools.count()
+        # A sequence never outgrows the cache, so it can always run once it is alone.
+        self.max_len = min(config.max_model_len, config.num_blocks * config.block_size)
 
     def validate(self, request: GenerationRequest) -> None:
         """Raise ValueError if the request can never run on this engine."""
@@ -74,7 +76,7 @@ class EngineCore:
             raise ValueError("prompt_ids must not be empty")
         if any(not 0 <= t < vocab for t in request.prompt_ids):
             raise ValueError(f"prompt_ids must be in [0, {vocab})")
-        limit = min(cfg.max_model_len, cfg.max_num_batched_tokens, cfg.num_blocks * cfg.block_size)
+        limit = min(self.max_len, cfg.max_num_batched_tokens)
         if len(request.prompt_ids) >= limit:
             raise ValueError(
                 f"prompt of {len(request.prompt_ids)} tokens exceeds the limit {limit}"
@@ -173,7 +175,7 @@ class EngineCore:
             return "stop"
         if seq.num_completion_tokens >= seq.request.max_tokens:
             return "length"
-        if len(seq) >= self.config.max_model_len:
+        if len(seq) >= self.max_len:
             return "length"
         return None
 
@@ -265,10 +267,11 @@ class Engine:
         self._post(lambda: self.core.cancel(request_id))
 
     def close(self) -> None:
-        """Stop the step thread (requests still running get no further chunks)."""
+        """Stop the step thread; streams still open end with `EngineError`."""
         self._stopped = True
         self._wake.set()
         self._thread.join()
+        self._fail_all(EngineError("engine closed"))
 
     def _add(self, seq: Sequence) -> list[Output]:
         self.core.scheduler.add(seq)

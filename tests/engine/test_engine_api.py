@@ -53,6 +53,13 @@ def test_max_model_len_finishes_with_length(make_core):
     assert (len(result.token_ids), result.finish_reason) == (4, "length")
 
 
+def test_a_sequence_never_outgrows_the_cache(make_core):
+    core = make_core(num_blocks=3, block_size=16)
+    result = core.generate([GenerationRequest(prompt_ids=PROMPT, max_tokens=100)])[0]
+    assert (len(result.token_ids), result.finish_reason) == (48 - len(PROMPT), "length")
+    assert core.blocks.num_free_blocks == 3
+
+
 def test_stop_token_finishes_with_stop_and_is_included(make_core):
     free = make_core().generate([GenerationRequest(prompt_ids=PROMPT, max_tokens=8, seed=2)])[0]
     stop = free.token_ids[3]
@@ -147,3 +154,14 @@ def test_a_failing_step_ends_streams_with_an_error_and_the_engine_recovers(tiny_
         return good[-1], engine.core.blocks.num_free_blocks
 
     assert with_engine(tiny_model, body, num_blocks=32) == (Finish("length"), 32)
+
+
+def test_closing_the_engine_ends_open_streams(tiny_model):
+    async def body(engine):
+        stream = engine.submit(GenerationRequest(prompt_ids=PROMPT, max_tokens=10_000))
+        assert isinstance(await stream.__anext__(), Ready)
+        engine.close()
+        with pytest.raises(EngineError, match="engine closed"):
+            await collect(stream)
+
+    with_engine(tiny_model, body)
