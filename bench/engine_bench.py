@@ -19,6 +19,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -83,13 +84,13 @@ def run_peer(
     return Measurement("transformers", len(batch), sum(map(len, tokens)), seconds), tokens
 
 
-def measure(args: argparse.Namespace) -> dict[str, object]:
+def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Child process: time one implementation at every batch size; return rows and tokens."""
     torch.set_num_threads(args.threads)
     config = EngineConfig(model=args.model, num_blocks=1024, max_num_seqs=max(args.batches))
     model = build_model(config)
     vocab = model.config.vocab_size
-    report: dict[str, object] = {}
+    report: dict[str, Any] = {}
     if args.implementation == "transformers":
         from bench.hf_peer import hf_logits, hf_model
 
@@ -119,7 +120,7 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
     return report | {"measurements": rows, "tokens": tokens}
 
 
-def spawn(args: argparse.Namespace, implementation: str) -> dict[str, object]:
+def spawn(args: argparse.Namespace, implementation: str) -> dict[str, Any]:
     """Run `measure` for one implementation in a fresh Python process."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "result.json"

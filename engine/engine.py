@@ -16,7 +16,15 @@ import torch
 from engine.config import EngineConfig, ModelConfig, model_config
 from engine.kv_cache import BlockManager
 from engine.model import DeepseekModel, StepInput
-from engine.request import Chunk, Finish, GenerationRequest, Ready, TokenLogprob, Tokens
+from engine.request import (
+    Chunk,
+    Finish,
+    FinishReason,
+    GenerationRequest,
+    Ready,
+    TokenLogprob,
+    Tokens,
+)
 from engine.sampler import MAX_TOP_LOGPROBS, SamplingRow, sample
 from engine.scheduler import Scheduler
 from engine.sequence import Sequence
@@ -41,7 +49,7 @@ class GenerationResult:
     prompt_cache_hit_tokens: int = 0
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[TokenLogprob] = field(default_factory=list)
-    finish_reason: str | None = None
+    finish_reason: FinishReason | None = None
 
     def add(self, chunk: Chunk) -> None:
         """Fold one chunk into the result."""
@@ -170,7 +178,7 @@ class EngineCore:
                 results[request_id].add(chunk)
         return [results[i] for i in ids]
 
-    def _finish_reason(self, seq: Sequence, token_id: int) -> str | None:
+    def _finish_reason(self, seq: Sequence, token_id: int) -> FinishReason | None:
         if token_id in seq.request.stop_token_ids:
             return "stop"
         if seq.num_completion_tokens >= seq.request.max_tokens:
