@@ -50,6 +50,7 @@ class GenerationResult:
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[TokenLogprob] = field(default_factory=list)
     finish_reason: FinishReason | None = None
+    stop_token_id: int | None = None
 
     def add(self, chunk: Chunk) -> None:
         """Fold one chunk into the result."""
@@ -61,6 +62,7 @@ class GenerationResult:
             self.logprobs.extend(chunk.logprobs or [])
         else:
             self.finish_reason = chunk.reason
+            self.stop_token_id = chunk.stop_token_id
 
 
 class EngineCore:
@@ -150,12 +152,14 @@ class EngineCore:
             )
         for seq, sampled in zip(scheduled, sample(logits, rows), strict=True):
             seq.token_ids.append(sampled.token_id)
-            logprobs = [sampled.logprob] if sampled.logprob is not None else None
-            outputs.append((seq.request_id, Tokens([sampled.token_id], logprobs)))
             reason = self._finish_reason(seq, sampled.token_id)
+            if reason != "stop":  # a stop token is reported in `Finish`, never as output text
+                logprobs = [sampled.logprob] if sampled.logprob is not None else None
+                outputs.append((seq.request_id, Tokens([sampled.token_id], logprobs)))
             if reason is not None:
                 self.scheduler.finish(seq)
-                outputs.append((seq.request_id, Finish(reason)))
+                stop_id = sampled.token_id if reason == "stop" else None
+                outputs.append((seq.request_id, Finish(reason, stop_id)))
         return outputs
 
     def next_token_logits(self, prompt_ids: list[int]) -> torch.Tensor:

@@ -56,9 +56,14 @@ class Tokens:
 
 @dataclass(frozen=True)
 class Finish:
-    """The end of a stream, and why it ended."""
+    """The end of a stream, and why it ended.
+
+    On `stop`, the matched stop token is `stop_token_id`; it is not part of any `Tokens` chunk
+    (the stream parser would print it as text), but it was generated: count it where usage does.
+    """
 
     reason: FinishReason
+    stop_token_id: int | None = None
 
 
 Chunk = Ready | Tokens | Finish

@@ -60,15 +60,16 @@ def test_a_sequence_never_outgrows_the_cache(make_core):
     assert core.blocks.num_free_blocks == 3
 
 
-def test_stop_token_finishes_with_stop_and_is_included(make_core):
+def test_stop_token_finishes_with_stop_and_is_reported_apart(make_core):
     free = make_core().generate([GenerationRequest(prompt_ids=PROMPT, max_tokens=8, seed=2)])[0]
     stop = free.token_ids[3]
     stopped = make_core().generate(
         [GenerationRequest(prompt_ids=PROMPT, max_tokens=8, seed=2, stop_token_ids=[stop])]
     )[0]
     first = free.token_ids.index(stop)
-    assert stopped.token_ids == free.token_ids[: first + 1]
-    assert stopped.finish_reason == "stop"
+    assert stopped.token_ids == free.token_ids[:first]
+    assert (stopped.finish_reason, stopped.stop_token_id) == ("stop", stop)
+    assert free.stop_token_id is None
 
 
 def test_concurrent_streams_match_the_synchronous_engine(tiny_model, make_core):
