@@ -11,7 +11,7 @@ def requests() -> list[GenerationRequest]:
     return [
         GenerationRequest(
             prompt_ids=[(37 * i + 11 * j) % 5000 + 3 for j in range(5 + 9 * i)],
-            max_tokens=4 + i // 2,
+            max_tokens=3 + i // 3,
             temperature=settings[i % 4][0],
             top_p=settings[i % 4][1],
             seed=1000 + i,
