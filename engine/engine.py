@@ -76,8 +76,12 @@ class EngineCore:
         shape = self.model.kv_cache_shape(config.num_blocks * config.block_size)
         self.kv_cache = torch.zeros(shape, device=config.device)
         self._ids = itertools.count()
-        # A sequence never outgrows the cache, so it can always run once it is alone.
-        self.max_len = min(config.max_model_len, config.num_blocks * config.block_size)
+        # A sequence never outgrows the cache (so it can always run once it is alone) nor RoPE.
+        self.max_len = min(
+            config.max_model_len,
+            config.num_blocks * config.block_size,
+            self.model.config.max_position_embeddings,
+        )
 
     def validate(self, request: GenerationRequest) -> None:
         """Raise ValueError if the request can never run on this engine."""
