@@ -5,7 +5,9 @@ same number of tokens from the same prompts; tokens/s counts generated tokens ov
 the whole generation (prefill included), fastest of `--repeats` runs. Each implementation runs in
 its own process; the peer's process first checks its next-token logits against ours. Run from the
 repository root:
-`python -m bench.engine_bench [--no-peer] [--batches 1 8 64] [--json results.json]`.
+`python -m bench.engine_bench [--no-peer] [--batches 1 8 64] [--json results.json]`. The peer runs
+under `--peer-python` (default `bench/.peer-venv/bin/python` when it exists, else this interpreter),
+which needs torch, safetensors and transformers.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from engine.config import EngineConfig
 from engine.engine import EngineCore, build_model
 from engine.model import DeepseekModel
 from engine.request import GenerationRequest
+
+PEER_VENV_PYTHON = Path(__file__).resolve().parent / ".peer-venv" / "bin" / "python"
 
 
 @dataclass
@@ -124,7 +128,8 @@ def spawn(args: argparse.Namespace, implementation: str) -> dict[str, Any]:
     """Run `measure` for one implementation in a fresh Python process."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "result.json"
-        command = [sys.executable, "-m", "bench.engine_bench", "--implementation", implementation]
+        python = args.peer_python if implementation == "transformers" else sys.executable
+        command = [python, "-m", "bench.engine_bench", "--implementation", implementation]
         command += ["--model", args.model, "--threads", str(args.threads), "--json", str(out)]
         command += ["--prompt-len", str(args.prompt_len), "--new-tokens", str(args.new_tokens)]
         command += ["--repeats", str(args.repeats)]
@@ -143,6 +148,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3, help="report the fastest of N runs")
     parser.add_argument("--no-peer", action="store_true", help="measure the engine alone")
+    parser.add_argument(
+        "--peer-python",
+        default=str(PEER_VENV_PYTHON) if PEER_VENV_PYTHON.exists() else sys.executable,
+        help="interpreter with transformers installed (default: bench/.peer-venv if present)",
+    )
     parser.add_argument("--implementation", choices=["engine", "transformers"], help="child mode")
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args()
