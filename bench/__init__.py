@@ -1,0 +1,1 @@
+"""End-to-end benchmarks against peers, one process per implementation."""

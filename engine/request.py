@@ -1,0 +1,70 @@
+"""The engine's public data: a generation request and the chunks its stream yields."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import torch
+
+LogitsProcessor = Callable[[list[int], torch.Tensor], torch.Tensor]
+"""Hook for constrained decoding: (token ids so far, logits [vocab]) -> logits to sample from."""
+
+FinishReason = Literal["stop", "length", "cancelled"]
+
+
+@dataclass
+class GenerationRequest:
+    """One generation over token ids. `seed=None` draws a random seed at submission."""
+
+    prompt_ids: list[int]
+    max_tokens: int = 16
+    temperature: float = 1.0  # 0 means greedy
+    top_p: float = 1.0
+    seed: int | None = None
+    logprobs: bool = False
+    top_logprobs: int = 0  # alternatives reported per token (0..20), only with `logprobs`
+    stop_token_ids: list[int] = field(default_factory=list)
+    logits_processor: LogitsProcessor | None = None
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """Log-probability of one token, with the most likely alternatives at that position."""
+
+    token_id: int
+    logprob: float
+    top_logprobs: list[tuple[int, float]]  # (token id, logprob), most likely first
+
+
+@dataclass(frozen=True)
+class Ready:
+    """The prompt was admitted; `prompt_cache_hit_tokens` of it were reused from the cache."""
+
+    prompt_tokens: int
+    prompt_cache_hit_tokens: int
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Newly generated token ids, with their logprobs when requested (else None)."""
+
+    token_ids: list[int]
+    logprobs: list[TokenLogprob] | None
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The end of a stream, and why it ended.
+
+    On `stop`, the matched stop token is `stop_token_id`; it is not part of any `Tokens` chunk
+    (the stream parser would print it as text), but it was generated: count it where usage does.
+    """
+
+    reason: FinishReason
+    stop_token_id: int | None = None
+
+
+Chunk = Ready | Tokens | Finish
+"""Anything an engine stream yields."""

@@ -1,0 +1,29 @@
+"""Our model and transformers' DeepseekV3ForCausalLM agree when they hold the same weights.
+
+Needs the optional peer `transformers` (bench only); skipped where it is not installed.
+"""
+
+import pytest
+import torch
+
+from engine.request import GenerationRequest
+
+pytest.importorskip("transformers")
+
+from bench.hf_peer import hf_logits, hf_model
+
+
+@pytest.fixture(scope="module")
+def peer(tiny_model):
+    return hf_model(tiny_model)
+
+
+@pytest.mark.parametrize("prompt_len", [1, 23, 40])
+def test_logits_match_transformers(make_core, peer, prompt_len):
+    core = make_core()
+    prompt = [(17 * i + 3) % 129280 for i in range(prompt_len)]
+    core.generate([GenerationRequest(prompt_ids=prompt[:20] or [1], max_tokens=1)])  # warm cache
+    ours = core.next_token_logits(prompt)
+    theirs = hf_logits(peer, prompt)
+    torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-4)
+    assert int(ours.argmax()) == int(theirs.argmax())
