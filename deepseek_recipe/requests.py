@@ -36,7 +36,9 @@ Protocol = Literal["chat_completions", "responses", "messages"]
 ModelVersion = Literal["DeepseekV4Pro", "DeepseekV41Flash"]
 """The model versions a model name resolves to."""
 
-RequestLike = ChatCompletionRequest | ResponsesRequest | MessagesRequest | Mapping[str, Any] | str | bytes
+RequestLike = (
+    ChatCompletionRequest | ResponsesRequest | MessagesRequest | Mapping[str, Any] | str | bytes
+)
 """A request: a typed model, a JSON object, or JSON text."""
 
 _MESSAGES_ONLY_KEYS = frozenset({"system", "stop_sequences", "top_k", "anthropic_version"})
@@ -113,7 +115,9 @@ class ConvertedRequest:
         V4 uses the bundled tokenizer by default; V4.1 needs `tokenizer`.
         """
         if tokenizer is None and self.model_version != "DeepseekV4Pro":
-            raise ValueError("V4.1 prompts need a tokenizer: pass tokenizer=Tokenizer.from_file(...)")
+            raise ValueError(
+                "V4.1 prompts need a tokenizer: pass tokenizer=Tokenizer.from_file(...)"
+            )
         return self._native.encode(None if tokenizer is None else tokenizer.native)
 
     def resolve_max_tokens(self, prompt_tokens: int, context_limit: int) -> int:

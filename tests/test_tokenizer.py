@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 -- special-token spellings contain FULLWIDTH VERTICAL LINE on purpose.
 """Tokenizer parity with Hugging Face `tokenizers` (the test oracle) and decoding properties.
 
 Oracles: `hf_special` is the bundled `tokenizer.json` as is; `encode(text,

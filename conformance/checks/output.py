@@ -7,7 +7,7 @@ import json
 from conformance.checks.base import StepView, Violation, check, short
 from conformance.model import Severity
 
-MARKUP = ("｜DSML｜", "</think>", "<｜end▁of▁sentence｜>", "<｜Assistant｜>", "<｜User｜>")  # noqa: RUF001
+MARKUP = ("｜DSML｜", "</think>", "<｜end▁of▁sentence｜>", "<｜Assistant｜>", "<｜User｜>")
 """Model markup that must never reach a client (the parser consumes it)."""
 
 

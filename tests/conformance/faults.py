@@ -14,7 +14,7 @@ from typing import Any
 
 from tests.conformance.wire import Wire
 
-DSML_LEAK = '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">'  # noqa: RUF001
+DSML_LEAK = '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">'
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from conformance.checks.tools import declared_tools
 from conformance.views import Output, output_from_body
 
 PROTOCOL_NAMES = {"chat_completions": "chat", "responses": "responses", "messages": "messages"}
-MARKUP = ("｜DSML｜", "</think>", "<｜")  # noqa: RUF001
+MARKUP = ("｜DSML｜", "</think>", "<｜")
 
 
 def vectors_dir() -> Path:

@@ -281,7 +281,7 @@ def test_output_checks():
     assert run("output.finish", good, equals="stop") == [] and run(
         "output.finish", good, equals="length"
     )
-    leak = body_exchange("chat", chat_body({"content": "Hi<｜DSML｜tool_calls>"}))  # noqa: RUF001
+    leak = body_exchange("chat", chat_body({"content": "Hi<｜DSML｜tool_calls>"}))
     assert run("output.no_markup_leak", good) == [] and run("output.no_markup_leak", leak)
     assert (
         run("output.json_content", body_exchange("chat", chat_body({"content": ' {"a": 1}'}))) == []

@@ -24,7 +24,7 @@ from tests.conformance.conftest import (
 def sample_run() -> RunResult:
     results = []
     good = stream_exchange("chat", good_chat_stream())
-    leak = "<script>alert(1)</script>｜DSML｜"  # noqa: RUF001
+    leak = "<script>alert(1)</script>｜DSML｜"
     bad_events = [*good_chat_stream()[:-1], (None, chat_chunk({"content": leak}))]
     bad = stream_exchange("chat", bad_events)
     checks = (
