@@ -21,12 +21,12 @@ from pathlib import Path
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 os.environ["RAYON_NUM_THREADS"] = "1"
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tokenizer_corpus import TOKENIZER_JSON, generate_documents
 from tokenizers import Tokenizer as HfTokenizer
 
 from deepseek_recipe import Tokenizer
+from tests.tokenizer_corpus import TOKENIZER_JSON, generate_documents
 
 
 def best_time(encode: Callable[[str], list[int]], documents: list[str], repeat: int) -> float:

@@ -6,10 +6,10 @@ import io
 import json
 
 import pytest
-from tokenizer_corpus import TOKENIZER_JSON
 
 from deepseek_recipe import Tokenizer
 from deepseek_recipe.cli import COMMANDS, main
+from tests.tokenizer_corpus import TOKENIZER_JSON
 
 
 def test_tokenize_json_from_argument(capsys):

@@ -16,10 +16,10 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tokenizer_corpus import TOKENIZER_JSON, generate_documents
 from tokenizers import Tokenizer as HfTokenizer
 
 from deepseek_recipe import IncrementalDecoder, Tokenizer, TokenizerError
+from tests.tokenizer_corpus import TOKENIZER_JSON, generate_documents
 
 CORPUS_SEED = 20261129
 CORPUS_BYTES = 10 * 1024 * 1024
