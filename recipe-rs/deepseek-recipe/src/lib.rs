@@ -6,5 +6,6 @@
 
 pub mod conversation;
 pub mod error;
+pub mod stream;
 
 pub use error::{ApiError, Error, Result};

@@ -1,0 +1,71 @@
+//! Protocol chunks, their SSE framing, and accumulation into complete responses.
+
+use super::chat::{ChatChunk, ChatResponse};
+
+/// One protocol chunk (Chat) or event (Responses, Messages).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Chunk {
+    /// A `chat.completion.chunk`.
+    Chat(ChatChunk),
+}
+
+impl Chunk {
+    /// The chunk as compact JSON text, byte-exact with the official API.
+    pub fn to_json(&self) -> String {
+        let json = match self {
+            Self::Chat(chunk) => serde_json::to_string(chunk),
+        };
+        json.expect("chunk types always serialise")
+    }
+
+    /// The SSE `event:` name (`None` for Chat, which sends bare `data:` lines).
+    pub fn sse_event(&self) -> Option<&'static str> {
+        match self {
+            Self::Chat(_) => None,
+        }
+    }
+
+    /// The chunk framed as one server-sent event (`event: …\ndata: …\n\n`).
+    pub fn to_sse(&self) -> String {
+        sse_frame(self.sse_event(), &self.to_json())
+    }
+}
+
+/// Frames `data` as one server-sent event.
+pub fn sse_frame(event: Option<&str>, data: &str) -> String {
+    match event {
+        Some(event) => format!("event: {event}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}
+
+/// A complete (non-streamed) response accumulated from the chunks of one protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Accumulator {
+    /// A `chat.completion`.
+    Chat(ChatResponse),
+}
+
+impl Accumulator {
+    /// Adds one chunk (chunks of another protocol are ignored).
+    pub fn accumulate(&mut self, chunk: &Chunk) {
+        match (self, chunk) {
+            (Self::Chat(response), Chunk::Chat(chunk)) => response.accumulate(chunk),
+        }
+    }
+
+    /// The response as compact JSON text.
+    pub fn to_json(&self) -> String {
+        let json = match self {
+            Self::Chat(response) => serde_json::to_string(response),
+        };
+        json.expect("response types always serialise")
+    }
+
+    /// The data of the protocol's terminal SSE message (`[DONE]` for Chat), if it has one.
+    pub fn sse_done_data(&self) -> Option<&'static str> {
+        match self {
+            Self::Chat(_) => Some("[DONE]"),
+        }
+    }
+}
