@@ -9,6 +9,8 @@
 //! only, because request conversion lives on another branch:
 //! * thinking mode = the converted parsing options have a thinking stage
 //!   (`parsing_options_converted.thinking_initial_stage != null`);
+//! * Messages: thinking mode = `generator.direct_thinking_mode` when set, signature =
+//!   `generator.signature`;
 //! * Chat: `content_continuation` = that stage is `ContentContinuation`;
 //!   `usage_on_every_chunk` = `!request.stream || request.stream_options.include_usage`.
 
@@ -19,8 +21,9 @@ use std::path::PathBuf;
 
 use deepseek_recipe::stream::chat::{ChatConfig, ChatResponse};
 use deepseek_recipe::stream::ids::IdSource;
+use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
 use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, StreamProcessor,
+    Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, PromptUsage, StreamProcessor,
     ThinkingInitialStage,
 };
 use serde_json::Value;
@@ -138,6 +141,14 @@ fn generator_config(case: &Value) -> GeneratorConfig {
                 created: None,
             })
         }
+        Some("messages") => GeneratorConfig::Messages(MessagesConfig {
+            id: text(&generator["id"]),
+            model: text(&generator["model"]),
+            thinking_mode: generator["direct_thinking_mode"]
+                .as_bool()
+                .unwrap_or(thinking_mode),
+            signature: generator["signature"].as_str().map(str::to_owned),
+        }),
         other => panic!("unsupported protocol {other:?}"),
     }
 }
@@ -149,6 +160,15 @@ fn accumulator(case: &Value) -> Accumulator {
     let created = init["created"].as_u64().unwrap_or_default();
     match case["protocol"].as_str() {
         Some("chat_completions") => Accumulator::Chat(ChatResponse::new(id, model, created)),
+        Some("messages") => {
+            let prompt = PromptUsage {
+                prompt_tokens: init["prompt_tokens"].as_u64().unwrap_or_default(),
+                prompt_cache_hit_tokens: init["prompt_cache_hit_tokens"]
+                    .as_u64()
+                    .unwrap_or_default(),
+            };
+            Accumulator::Messages(MessagesResponse::new(id, model, prompt))
+        }
         other => panic!("unsupported protocol {other:?}"),
     }
 }

@@ -1,12 +1,15 @@
 //! Protocol chunks, their SSE framing, and accumulation into complete responses.
 
 use super::chat::{ChatChunk, ChatResponse};
+use super::messages::{MessagesEvent, MessagesResponse};
 
 /// One protocol chunk (Chat) or event (Responses, Messages).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Chunk {
     /// A `chat.completion.chunk`.
     Chat(ChatChunk),
+    /// An Anthropic Messages event.
+    Messages(MessagesEvent),
 }
 
 impl Chunk {
@@ -14,6 +17,7 @@ impl Chunk {
     pub fn to_json(&self) -> String {
         let json = match self {
             Self::Chat(chunk) => serde_json::to_string(chunk),
+            Self::Messages(event) => serde_json::to_string(event),
         };
         json.expect("chunk types always serialise")
     }
@@ -22,6 +26,7 @@ impl Chunk {
     pub fn sse_event(&self) -> Option<&'static str> {
         match self {
             Self::Chat(_) => None,
+            Self::Messages(event) => Some(event.name()),
         }
     }
 
@@ -44,6 +49,8 @@ pub fn sse_frame(event: Option<&str>, data: &str) -> String {
 pub enum Accumulator {
     /// A `chat.completion`.
     Chat(ChatResponse),
+    /// An Anthropic `message`.
+    Messages(MessagesResponse),
 }
 
 impl Accumulator {
@@ -51,6 +58,8 @@ impl Accumulator {
     pub fn accumulate(&mut self, chunk: &Chunk) {
         match (self, chunk) {
             (Self::Chat(response), Chunk::Chat(chunk)) => response.accumulate(chunk),
+            (Self::Messages(response), Chunk::Messages(event)) => response.accumulate(event),
+            _ => {}
         }
     }
 
@@ -58,6 +67,7 @@ impl Accumulator {
     pub fn to_json(&self) -> String {
         let json = match self {
             Self::Chat(response) => serde_json::to_string(response),
+            Self::Messages(response) => serde_json::to_string(&response.message()),
         };
         json.expect("response types always serialise")
     }
@@ -66,6 +76,7 @@ impl Accumulator {
     pub fn sse_done_data(&self) -> Option<&'static str> {
         match self {
             Self::Chat(_) => Some("[DONE]"),
+            Self::Messages(_) => None,
         }
     }
 }

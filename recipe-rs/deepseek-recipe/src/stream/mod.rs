@@ -10,6 +10,7 @@ pub mod events;
 pub mod ids;
 pub mod inference;
 pub mod logprobs;
+pub mod messages;
 pub mod parser;
 pub mod parsing_options;
 pub mod processor;

@@ -180,7 +180,6 @@ enum State {
     ParamKey,
     ParamAttributes,
     ParamValue { string: bool },
-    SkipToTagEnd { then_invoke: bool },
     AfterBlock,
     Stopped,
 }
@@ -241,6 +240,8 @@ pub struct StreamParser {
     piece_start: usize,
     /// Empty pieces are not emitted (flushing a section that never started).
     skip_empty_pieces: bool,
+    /// A string value's opening quote waits for the value's first text.
+    open_quote_pending: bool,
 }
 
 impl StreamParser {
@@ -252,7 +253,7 @@ impl StreamParser {
             match options.thinking_initial_stage {
                 Some(ThinkingInitialStage::ReasoningStart) => (State::Reasoning, true, true),
                 Some(ThinkingInitialStage::ReasoningContinuation) => {
-                    (State::Reasoning, false, false)
+                    (State::Reasoning, false, true)
                 }
                 Some(ThinkingInitialStage::ContentContinuation) => (State::Content, false, true),
                 None => (State::Content, true, true),
@@ -280,6 +281,7 @@ impl StreamParser {
             prefix_backticks: 0,
             piece_start: 0,
             skip_empty_pieces: false,
+            open_quote_pending: false,
         }
     }
 
@@ -340,9 +342,8 @@ impl StreamParser {
                 State::InvokeName => self.invoke_name(pos, out),
                 State::Invoke => self.invoke(pos, at_end, out),
                 State::ParamKey => self.param_key(pos, out),
-                State::ParamAttributes => self.param_attributes(pos, at_end, out),
+                State::ParamAttributes => self.param_attributes(pos, at_end),
                 State::ParamValue { string } => self.param_value(pos, string, at_end, out),
-                State::SkipToTagEnd { then_invoke } => self.skip_to_tag_end(pos, then_invoke),
                 State::AfterBlock | State::Stopped => Step::Wait(self.text.len()),
             };
             match step {
@@ -447,10 +448,12 @@ impl StreamParser {
         let markers = self.markers();
         let hay = &self.text[pos..];
         let mut found: Option<(usize, usize, Marker)> = None;
+        // The marker that completes first wins (a short stop sequence inside a longer one).
         for (marker, kind) in &markers {
             if let Some(start) = hay.find(marker) {
-                if found.is_none_or(|(best, _, _)| start < best) {
-                    found = Some((start, start + marker.len(), *kind));
+                let end = start + marker.len();
+                if found.is_none_or(|(_, best, _)| end < best) {
+                    found = Some((start, end, *kind));
                 }
             }
         }
@@ -464,7 +467,17 @@ impl StreamParser {
                 Marker::DsmlOpen => Trim::TrailingNewlines,
                 _ => Trim::None,
             };
+            // Empty pieces directly before the JSON document (no prefix text) yield nothing.
+            let before = &self.text[pos..pos + start];
+            let visible = if self.strip_leading {
+                before.trim_start_matches('\n')
+            } else {
+                before
+            };
+            self.skip_empty_pieces =
+                matches!(kind, Marker::BareJson | Marker::FenceOpen) && visible.is_empty();
             self.emit_text(pos, pos + start, trim, out);
+            self.skip_empty_pieces = false;
             match kind {
                 Marker::StopSequence(index) => {
                     let stop = self.options.stop_sequences[index].clone();
@@ -498,12 +511,14 @@ impl StreamParser {
             }
             return Step::Marker(pos + end);
         }
-        let only_newlines = hay.bytes().all(|byte| byte == b'\n');
+        // Nothing visible yet: leading newlines that will be stripped, or empty pieces.
+        let only_newlines = if self.strip_leading {
+            hay.bytes().all(|byte| byte == b'\n')
+        } else {
+            hay.is_empty()
+        };
         if at_end {
             if !(self.section_start && only_newlines) {
-                self.emit_text(pos, self.text.len(), Trim::None, out);
-            } else if !self.strip_leading {
-                self.skip_empty_pieces = true;
                 self.emit_text(pos, self.text.len(), Trim::None, out);
             }
             return Step::Wait(self.text.len());
@@ -517,7 +532,9 @@ impl StreamParser {
                 hold = hold.min(pos + start);
             }
         }
-        let newline_hold = reasoning || self.options.parse_tool_calls;
+        let newline_hold = reasoning
+            || self.options.parse_tool_calls
+            || matches!(self.json, JsonStage::Bare | JsonStage::Fenced);
         if newline_hold {
             hold = pos + self.text[pos..hold].trim_end_matches('\n').len();
         }
@@ -701,7 +718,7 @@ impl StreamParser {
                     ArgumentFragment::Close
                 };
                 self.fragment(fragment, out);
-                self.state = State::SkipToTagEnd { then_invoke: false };
+                self.state = State::ToolBlock;
                 return Step::Marker(pos + after);
             }
             if hay[..at].ends_with('<') {
@@ -743,7 +760,7 @@ impl StreamParser {
     }
 
     /// Skipping attribute text up to `true">` or `false">`.
-    fn param_attributes(&mut self, pos: usize, at_end: bool, out: &mut Vec<ParserEvent>) -> Step {
+    fn param_attributes(&mut self, pos: usize, at_end: bool) -> Step {
         let hay = &self.text[pos..];
         let string = hay
             .find(STRING_VALUE)
@@ -757,9 +774,7 @@ impl StreamParser {
         };
         match found {
             Some((_, end, string)) => {
-                if string {
-                    self.fragment(ArgumentFragment::Quote, out);
-                }
+                self.open_quote_pending = string;
                 self.state = State::ParamValue { string };
                 Step::Marker(pos + end)
             }
@@ -783,17 +798,20 @@ impl StreamParser {
             let incomplete = !at_end
                 && !self.spans_piece_start(pos + at, pos + end)
                 && closing_tag_incomplete(&hay[end..]);
+            self.flush_open_quote(out);
             self.emit_fragments(pos, pos + at, out, make);
             if incomplete {
                 return Step::Wait(pos + at);
             }
+            self.flush_open_quote(out);
             if string {
                 self.fragment(ArgumentFragment::Quote, out);
             }
-            self.state = State::SkipToTagEnd { then_invoke: true };
-            return Step::Marker(pos + at + DSML_CLOSE.len());
+            self.state = State::Invoke;
+            return Step::Marker(pos + end);
         }
         if at_end {
+            self.flush_open_quote(out);
             self.emit_fragments(pos, self.text.len(), out, make);
             return Step::Wait(self.text.len());
         }
@@ -802,22 +820,18 @@ impl StreamParser {
             None => self.text.len(),
         };
         let keep = self.hold_from(pos, hold);
+        if hold > pos || hold == self.text.len() {
+            self.flush_open_quote(out);
+        }
         self.emit_fragments(pos, keep, out, make);
         Step::Wait(keep)
     }
 
-    /// Skipping the rest of a closing tag up to `>`.
-    fn skip_to_tag_end(&mut self, pos: usize, then_invoke: bool) -> Step {
-        match self.text[pos..].find('>') {
-            Some(at) => {
-                self.state = if then_invoke {
-                    State::Invoke
-                } else {
-                    State::ToolBlock
-                };
-                Step::Marker(pos + at + 1)
-            }
-            None => Step::Wait(self.text.len()),
+    /// Emits the opening quote of a string value. It waits only while the value so far is
+    /// nothing but the start of a possible closing tag.
+    fn flush_open_quote(&mut self, out: &mut Vec<ParserEvent>) {
+        if std::mem::take(&mut self.open_quote_pending) {
+            self.fragment(ArgumentFragment::Quote, out);
         }
     }
 }

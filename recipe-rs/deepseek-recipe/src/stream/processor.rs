@@ -6,6 +6,7 @@ use super::decode::{TokenDecoder, TokenText};
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::ids::IdSource;
 use super::inference::{InferenceChunk, PromptUsage};
+use super::messages::{MessagesConfig, MessagesGenerator};
 use super::parser::{ParserEvent, Piece, StreamParser};
 use super::parsing_options::ParsingOptions;
 use crate::error::{Error, Result};
@@ -15,12 +16,15 @@ use crate::error::{Error, Result};
 pub enum GeneratorConfig {
     /// OpenAI Chat Completions chunks.
     Chat(ChatConfig),
+    /// Anthropic Messages events.
+    Messages(MessagesConfig),
 }
 
 impl GeneratorConfig {
     fn thinking_mode(&self) -> bool {
         match self {
             Self::Chat(config) => config.thinking_mode,
+            Self::Messages(config) => config.thinking_mode,
         }
     }
 }
@@ -29,37 +33,36 @@ impl GeneratorConfig {
 #[derive(Debug, Clone)]
 enum Generator {
     Chat(ChatGenerator),
+    Messages(MessagesGenerator),
 }
 
 impl Generator {
     fn new(config: GeneratorConfig) -> Self {
         match config {
             GeneratorConfig::Chat(config) => Self::Chat(ChatGenerator::new(config)),
+            GeneratorConfig::Messages(config) => Self::Messages(MessagesGenerator::new(config)),
         }
     }
 
     fn start(&mut self, start: &StreamStart, out: &mut Vec<Chunk>) {
         match self {
-            Self::Chat(generator) => {
-                wrap(out, Chunk::Chat, |chunks| generator.start(start, chunks))
-            }
+            Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.start(start, chunks)),
+            Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.start(start, chunks)),
         }
     }
 
     fn event(&mut self, event: OutputEvent, out: &mut Vec<Chunk>) {
         match self {
-            Self::Chat(generator) => {
-                wrap(out, Chunk::Chat, |chunks| generator.event(event, chunks))
-            }
+            Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.event(event, chunks)),
+            Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.event(event, chunks)),
         }
     }
 
     fn finish(&mut self, end: &StreamEnd, usage: &StreamUsage, out: &mut Vec<Chunk>) {
         match self {
-            Self::Chat(generator) => {
-                wrap(out, Chunk::Chat, |chunks| {
-                    generator.finish(end, usage, chunks)
-                });
+            Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.finish(end, usage, chunks)),
+            Self::Messages(g) => {
+                wrap(out, Chunk::Messages, |chunks| g.finish(end, usage, chunks));
             }
         }
     }
