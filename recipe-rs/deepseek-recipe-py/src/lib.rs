@@ -2,9 +2,13 @@
 
 use pyo3::prelude::*;
 
+mod errors;
+mod tokenizer;
+
 /// The native module; the typed API lives in the `deepseek_recipe` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    tokenizer::register(m)?;
     Ok(())
 }

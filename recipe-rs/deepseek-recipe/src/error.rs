@@ -17,6 +17,10 @@ pub enum Error {
     /// e.g. `stream processor has finished`.
     #[error("{0}")]
     Stream(String),
+    /// The tokenizer could not be loaded (invalid or unsupported `tokenizer.json`), or was given an
+    /// unknown token id or an invalid special range.
+    #[error("{0}")]
+    Tokenizer(String),
 }
 
 /// The OpenAI-style error body the official API returns, with its HTTP status.

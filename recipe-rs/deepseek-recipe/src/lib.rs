@@ -7,5 +7,7 @@
 pub mod conversation;
 pub mod error;
 pub mod stream;
+pub mod tokenizer;
 
 pub use error::{ApiError, Error, Result};
+pub use tokenizer::{IncrementalDecoder, Tokenizer};

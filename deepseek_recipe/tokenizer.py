@@ -1,0 +1,124 @@
+"""The byte-level BPE tokenizer of DeepSeek V4, exact with Hugging Face `tokenizers`.
+
+```python
+from deepseek_recipe import Tokenizer
+
+tok = Tokenizer.deepseek_v4()
+ids = tok.encode("Hello <think>")                     # prompt text: specials are plain text
+ids = tok.encode("Hello <think>", allow_special=True)  # added tokens recognised
+text = tok.decode(ids)
+```
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from deepseek_recipe import _native
+
+__all__ = ["IncrementalDecoder", "Tokenizer"]
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer read from a Hugging Face `tokenizer.json`.
+
+    Encoding gives the ids Hugging Face `tokenizers` gives; decoding gives its text with
+    `skip_special_tokens=False`, except that unknown ids raise `TokenizerError`. Long and batch
+    calls release the GIL; batch calls use several threads.
+    """
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _native.Tokenizer) -> None:
+        """Wrap a native tokenizer; use the class methods to make one."""
+        self._native = native
+
+    @classmethod
+    def deepseek_v4(cls) -> Tokenizer:
+        """The bundled DeepSeek V4 tokenizer (parsed once per process)."""
+        return cls(_native.Tokenizer.deepseek_v4())
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Read a `tokenizer.json` file; raises `TokenizerError` if it is invalid or unsupported."""
+        return cls(_native.Tokenizer.from_file(os.fspath(path)))
+
+    @classmethod
+    def from_str(cls, json: str) -> Tokenizer:
+        """Read a `tokenizer.json` from its text; raises `TokenizerError` like `from_file`."""
+        return cls(_native.Tokenizer.from_str(json))
+
+    def encode(self, text: str, allow_special: bool = False) -> list[int]:
+        """The ids of `text`.
+
+        With `allow_special=False` (prompt text) spellings of special tokens such as `<think>` are
+        plain text; with `True` added tokens in the text are recognised, as Hugging Face's
+        `encode(text, add_special_tokens=False)` does.
+        """
+        return self._native.encode(text, allow_special)
+
+    def count(self, text: str, allow_special: bool = False) -> int:
+        """The number of ids `encode` gives."""
+        return self._native.count(text, allow_special)
+
+    def encode_batch(self, texts: Sequence[str], allow_special: bool = False) -> list[list[int]]:
+        """`encode` of each text, in parallel."""
+        return self._native.encode_batch(list(texts), allow_special)
+
+    def count_batch(self, texts: Sequence[str], allow_special: bool = False) -> list[int]:
+        """`count` of each text, in parallel."""
+        return self._native.count_batch(list(texts), allow_special)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of `ids`; invalid UTF-8 becomes U+FFFD; special tokens are kept."""
+        return self._native.decode(list(ids))
+
+    def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
+        """`decode` of each id list, in parallel."""
+        return self._native.decode_batch([list(ids) for ids in batch])
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of the token spelled `token` (byte-level spelling, e.g. `Ġthe`)."""
+        return self._native.token_to_id(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The spelling of token `token_id`."""
+        return self._native.id_to_token(token_id)
+
+    @property
+    def vocab_size(self) -> int:
+        """One more than the largest token id."""
+        return self._native.vocab_size
+
+    def incremental_decoder(self) -> IncrementalDecoder:
+        """A streaming decoder over this tokenizer."""
+        return IncrementalDecoder(self)
+
+
+class IncrementalDecoder:
+    """Streaming decoder: push ids as they come, get back only complete UTF-8 text.
+
+    Bytes of a character split across tokens are held until it is complete; `finish()` turns a
+    dangling incomplete character into U+FFFD. The pieces joined equal `Tokenizer.decode` of all
+    the ids.
+    """
+
+    __slots__ = ("_native",)
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        """A decoder over `tokenizer` with nothing pending."""
+        self._native = _native.IncrementalDecoder(tokenizer._native)
+
+    def push(self, ids: Sequence[int]) -> str:
+        """Add `ids`; return the newly complete text (possibly empty)."""
+        return self._native.push(list(ids))
+
+    def finish(self) -> str:
+        """End the stream; return U+FFFD if an incomplete character was pending, else ''."""
+        return self._native.finish()
+
+    @property
+    def has_pending(self) -> bool:
+        """Whether bytes of an incomplete character are held."""
+        return self._native.has_pending

@@ -1,0 +1,212 @@
+//! Bindings of the tokenizer: `Tokenizer` and `IncrementalDecoder`.
+
+use std::path::PathBuf;
+
+use deepseek_recipe::{IncrementalDecoder, Tokenizer};
+use pyo3::prelude::*;
+
+use crate::errors::to_py_err;
+
+/// Texts at least this long are encoded without holding the GIL.
+const DETACH_MIN_BYTES: usize = 4096;
+/// Batches with less work than this (bytes or ids) stay on the calling thread.
+const PARALLEL_MIN_WORK: usize = 64 * 1024;
+
+/// Maps `f` over `items`, on several threads when there is enough work (`weight` per item).
+fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    weight: impl Fn(&T) -> usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(items.len());
+    let total: usize = items.iter().map(&weight).sum();
+    if threads <= 1 || total < PARALLEL_MIN_WORK {
+        return items.iter().map(f).collect();
+    }
+    // Contiguous chunks of about equal weight, one per thread.
+    let mut chunks = Vec::with_capacity(threads);
+    let (mut start, mut acc) = (0, 0);
+    for (at, item) in items.iter().enumerate() {
+        acc += weight(item);
+        if acc * threads >= total * (chunks.len() + 1) && chunks.len() + 1 < threads {
+            chunks.push(&items[start..=at]);
+            start = at + 1;
+        }
+    }
+    chunks.push(&items[start..]);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| scope.spawn(move || chunk.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        let mut out = Vec::with_capacity(items.len());
+        for handle in handles {
+            match handle.join() {
+                Ok(part) => out.extend(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        out
+    })
+}
+
+/// A byte-level BPE tokenizer (see `deepseek_recipe.Tokenizer`).
+#[pyclass(name = "Tokenizer", module = "deepseek_recipe._native", frozen)]
+pub struct PyTokenizer {
+    inner: Tokenizer,
+}
+
+#[pymethods]
+impl PyTokenizer {
+    /// The bundled DeepSeek V4 tokenizer.
+    #[staticmethod]
+    fn deepseek_v4(py: Python<'_>) -> Self {
+        Self {
+            inner: py.detach(|| Tokenizer::deepseek_v4().clone()),
+        }
+    }
+
+    /// Reads a `tokenizer.json` file.
+    #[staticmethod]
+    fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let inner = py
+            .detach(|| Tokenizer::from_file(&path))
+            .map_err(to_py_err)?;
+        Ok(Self { inner })
+    }
+
+    /// Reads a `tokenizer.json` from its text.
+    #[staticmethod]
+    fn from_str(py: Python<'_>, json: &str) -> PyResult<Self> {
+        let inner = py
+            .detach(|| Tokenizer::from_json(json))
+            .map_err(to_py_err)?;
+        Ok(Self { inner })
+    }
+
+    /// The ids of `text`; `allow_special` recognises added tokens written in it.
+    #[pyo3(signature = (text, allow_special = false))]
+    fn encode(&self, py: Python<'_>, text: &str, allow_special: bool) -> Vec<u32> {
+        if text.len() >= DETACH_MIN_BYTES {
+            py.detach(|| self.inner.encode(text, allow_special))
+        } else {
+            self.inner.encode(text, allow_special)
+        }
+    }
+
+    /// The number of ids of `text`.
+    #[pyo3(signature = (text, allow_special = false))]
+    fn count(&self, py: Python<'_>, text: &str, allow_special: bool) -> usize {
+        if text.len() >= DETACH_MIN_BYTES {
+            py.detach(|| self.inner.count(text, allow_special))
+        } else {
+            self.inner.count(text, allow_special)
+        }
+    }
+
+    /// The ids of each text, encoded in parallel without the GIL.
+    #[pyo3(signature = (texts, allow_special = false))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        allow_special: bool,
+    ) -> Vec<Vec<u32>> {
+        py.detach(|| {
+            parallel_map(&texts, String::len, |text| {
+                self.inner.encode(text, allow_special)
+            })
+        })
+    }
+
+    /// The number of ids of each text, counted in parallel without the GIL.
+    #[pyo3(signature = (texts, allow_special = false))]
+    fn count_batch(&self, py: Python<'_>, texts: Vec<String>, allow_special: bool) -> Vec<usize> {
+        py.detach(|| {
+            parallel_map(&texts, String::len, |text| {
+                self.inner.count(text, allow_special)
+            })
+        })
+    }
+
+    /// The text of `ids`; raises `TokenizerError` for an unknown id.
+    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+        py.detach(|| self.inner.decode(&ids)).map_err(to_py_err)
+    }
+
+    /// The text of each id list, decoded in parallel without the GIL.
+    fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<u32>>) -> PyResult<Vec<String>> {
+        py.detach(|| {
+            parallel_map(&batch, Vec::len, |ids| self.inner.decode(ids))
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(to_py_err)
+    }
+
+    /// The id of the token spelled `token`, if any.
+    fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.inner.token_to_id(token)
+    }
+
+    /// The spelling of token `id`, if any.
+    fn id_to_token(&self, id: u32) -> Option<String> {
+        self.inner.id_to_token(id).map(str::to_owned)
+    }
+
+    /// One more than the largest token id.
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    /// A streaming decoder over this tokenizer.
+    fn incremental_decoder(&self) -> PyIncrementalDecoder {
+        PyIncrementalDecoder {
+            inner: self.inner.incremental_decoder(),
+        }
+    }
+}
+
+/// Streaming decoder: returns only complete UTF-8 text (see `deepseek_recipe.IncrementalDecoder`).
+#[pyclass(name = "IncrementalDecoder", module = "deepseek_recipe._native")]
+pub struct PyIncrementalDecoder {
+    inner: IncrementalDecoder,
+}
+
+#[pymethods]
+impl PyIncrementalDecoder {
+    /// A decoder over `tokenizer` with nothing pending.
+    #[new]
+    fn new(tokenizer: &PyTokenizer) -> Self {
+        Self {
+            inner: tokenizer.inner.incremental_decoder(),
+        }
+    }
+
+    /// Adds `ids`; returns the newly complete text.
+    fn push(&mut self, ids: Vec<u32>) -> PyResult<String> {
+        self.inner.push(&ids).map_err(to_py_err)
+    }
+
+    /// Ends the stream: an incomplete character left over becomes U+FFFD.
+    fn finish(&mut self) -> String {
+        self.inner.finish()
+    }
+
+    /// Whether bytes of an incomplete character are held.
+    #[getter]
+    fn has_pending(&self) -> bool {
+        self.inner.has_pending()
+    }
+}
+
+/// Adds the tokenizer classes to the module.
+pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<PyTokenizer>()?;
+    module.add_class::<PyIncrementalDecoder>()?;
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! Added tokens (special and not) recognised in text, as the reference does it.
+//!
+//! The reference splits in two passes, each taking the leftmost match and, among matches starting
+//! there, the longest: first with the tokens whose `normalized` flag is false on the raw text, then
+//! with the `normalized` tokens on each remaining gap (the normalizer is the identity here).
+
+use rustc_hash::FxHashMap;
+
+/// A part of the text: plain text to pre-tokenize, or an added token's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Segment<'t> {
+    /// Text that contains no recognised added token.
+    Text(&'t str),
+    /// A recognised added token.
+    Token(u32),
+}
+
+/// A byte trie over token spellings.
+#[derive(Debug, Default)]
+struct Trie {
+    /// Token id ending at each node, `u32::MAX` for none; node 0 is the root.
+    ends: Vec<u32>,
+    edges: FxHashMap<(u32, u8), u32>,
+    /// Whether a token starts with each byte.
+    starts: Vec<bool>,
+}
+
+impl Trie {
+    fn new() -> Self {
+        Self {
+            ends: vec![u32::MAX],
+            edges: FxHashMap::default(),
+            starts: vec![false; 256],
+        }
+    }
+
+    fn insert(&mut self, spelling: &str, id: u32) {
+        let mut node = 0u32;
+        for &byte in spelling.as_bytes() {
+            let next = self.ends.len() as u32;
+            node = *self.edges.entry((node, byte)).or_insert(next);
+            if node == next {
+                self.ends.push(u32::MAX);
+            }
+        }
+        self.ends[node as usize] = id;
+        if let Some(&first) = spelling.as_bytes().first() {
+            self.starts[usize::from(first)] = true;
+        }
+    }
+
+    /// The longest token starting at `at`: its end and id.
+    fn longest_at(&self, bytes: &[u8], at: usize) -> Option<(usize, u32)> {
+        let mut node = 0u32;
+        let mut found = None;
+        for (offset, &byte) in bytes[at..].iter().enumerate() {
+            match self.edges.get(&(node, byte)) {
+                Some(&next) => node = next,
+                None => break,
+            }
+            let id = self.ends[node as usize];
+            if id != u32::MAX {
+                found = Some((at + offset + 1, id));
+            }
+        }
+        found
+    }
+
+    /// Splits `text` into gaps and leftmost-longest matches.
+    fn split<'t>(&self, text: &'t str, emit: &mut impl FnMut(Segment<'t>)) {
+        let bytes = text.as_bytes();
+        let mut gap_start = 0;
+        let mut at = 0;
+        while at < bytes.len() {
+            if self.starts[usize::from(bytes[at])] {
+                if let Some((end, id)) = self.longest_at(bytes, at) {
+                    if gap_start < at {
+                        emit(Segment::Text(&text[gap_start..at]));
+                    }
+                    emit(Segment::Token(id));
+                    at = end;
+                    gap_start = end;
+                    continue;
+                }
+            }
+            at += 1;
+        }
+        if gap_start < bytes.len() {
+            emit(Segment::Text(&text[gap_start..]));
+        }
+    }
+}
+
+/// The added-token matcher.
+#[derive(Debug)]
+pub(super) struct AddedTokens {
+    raw: Trie,
+    normalized: Trie,
+}
+
+impl AddedTokens {
+    /// A matcher for `(spelling, id, normalized)` triples; spellings are non-empty.
+    pub(super) fn new<'a>(tokens: impl IntoIterator<Item = (&'a str, u32, bool)>) -> Self {
+        let (mut raw, mut normalized) = (Trie::new(), Trie::new());
+        for (spelling, id, is_normalized) in tokens {
+            if is_normalized {
+                normalized.insert(spelling, id);
+            } else {
+                raw.insert(spelling, id);
+            }
+        }
+        Self { raw, normalized }
+    }
+
+    /// Calls `emit` with the text's segments in order.
+    pub(super) fn split<'t>(&self, text: &'t str, emit: &mut impl FnMut(Segment<'t>)) {
+        self.raw.split(text, &mut |segment| match segment {
+            Segment::Text(gap) => self.normalized.split(gap, emit),
+            token => emit(token),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segments<'t>(added: &AddedTokens, text: &'t str) -> Vec<Segment<'t>> {
+        let mut out = Vec::new();
+        added.split(text, &mut |segment| out.push(segment));
+        out
+    }
+
+    #[test]
+    fn leftmost_longest_in_two_passes() {
+        let added = AddedTokens::new([("<a>", 1, false), ("<a>b", 2, false), ("a>b", 3, true)]);
+        assert_eq!(
+            segments(&added, "x<a>by<a>"),
+            [
+                Segment::Text("x"),
+                Segment::Token(2),
+                Segment::Text("y"),
+                Segment::Token(1)
+            ]
+        );
+        // The raw pass runs first even where a normalized token would start further left.
+        let added = AddedTokens::new([("bc", 1, false), ("ab", 2, true)]);
+        assert_eq!(
+            segments(&added, "abc"),
+            [Segment::Text("a"), Segment::Token(1)]
+        );
+        let added = AddedTokens::new([("xy", 1, false), ("ab", 2, true)]);
+        assert_eq!(
+            segments(&added, "abxyab"),
+            [Segment::Token(2), Segment::Token(1), Segment::Token(2)]
+        );
+    }
+}

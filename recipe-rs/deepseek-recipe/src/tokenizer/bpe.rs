@@ -1,0 +1,298 @@
+//! Byte-level BPE: merge-rank table, the merge loop and the per-call word cache.
+//!
+//! Merging follows the reference exactly: repeatedly merge the adjacent pair with the lowest merge
+//! rank, the leftmost one among equal ranks, until no adjacent pair has a merge. Short words use a
+//! linear scan over a small array; long words (long runs of one character, long space runs) use a
+//! binary heap over a linked list, so that a word of `n` bytes costs `O(n log n)`.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+
+/// Words up to this many bytes are merged with the linear scan.
+const LINEAR_SCAN_MAX: usize = 64;
+/// Words up to this many bytes are remembered in the per-call cache.
+const CACHED_WORD_MAX: usize = 128;
+/// The per-call cache stops growing at this many words.
+const CACHE_CAPACITY: usize = 1 << 17;
+/// Marks a removed heap-path symbol or a missing neighbour.
+const NONE: u32 = u32::MAX;
+
+/// One merge: its rank (lower merges first) and the id of the merged token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Merge {
+    /// The merge's line number in `merges`.
+    pub(super) rank: u32,
+    /// The id of the token the pair becomes.
+    pub(super) id: u32,
+}
+
+impl Merge {
+    /// Rank and id packed so that comparing packed values compares ranks first.
+    #[inline]
+    fn packed(self) -> u64 {
+        (u64::from(self.rank) << 32) | u64::from(self.id)
+    }
+}
+
+/// The BPE model: the id of every byte and the merge table.
+#[derive(Debug)]
+pub(super) struct Bpe {
+    byte_ids: [u32; 256],
+    merges: FxHashMap<u64, Merge>,
+}
+
+/// Reusable buffers and the word cache of one encode call; `'t` is the text's lifetime.
+#[derive(Default)]
+pub(super) struct EncodeState<'t> {
+    symbols: Vec<u32>,
+    ranks: Vec<u64>,
+    nodes: Vec<Node>,
+    heap: BinaryHeap<Reverse<(u32, u32, u32)>>,
+    cache: FxHashMap<&'t [u8], (u32, u32)>,
+    cached_ids: Vec<u32>,
+}
+
+/// A symbol of the heap path, linked to its neighbours.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    id: u32,
+    prev: u32,
+    next: u32,
+}
+
+#[inline]
+fn pair_key(left: u32, right: u32) -> u64 {
+    (u64::from(left) << 32) | u64::from(right)
+}
+
+impl Bpe {
+    /// A model from the id of each byte's token and the merges `(left, right) -> merge`.
+    pub(super) fn new(byte_ids: [u32; 256], merges: FxHashMap<(u32, u32), Merge>) -> Self {
+        let merges = merges
+            .into_iter()
+            .map(|((left, right), merge)| (pair_key(left, right), merge))
+            .collect();
+        Self { byte_ids, merges }
+    }
+
+    #[inline]
+    fn merge_of(&self, left: u32, right: u32) -> Option<Merge> {
+        self.merges.get(&pair_key(left, right)).copied()
+    }
+
+    #[inline]
+    fn packed_merge(&self, left: u32, right: u32) -> u64 {
+        self.merge_of(left, right).map_or(u64::MAX, Merge::packed)
+    }
+
+    /// Appends the ids of one pre-tokenized piece to `out`, through the call's word cache.
+    #[inline]
+    pub(super) fn encode_piece<'t>(
+        &self,
+        piece: &'t [u8],
+        out: &mut Vec<u32>,
+        state: &mut EncodeState<'t>,
+    ) {
+        if let [byte] = piece {
+            out.push(self.byte_ids[usize::from(*byte)]);
+            return;
+        }
+        let cacheable = piece.len() <= CACHED_WORD_MAX;
+        if cacheable {
+            if let Some(&(start, len)) = state.cache.get(piece) {
+                let start = start as usize;
+                out.extend_from_slice(&state.cached_ids[start..start + len as usize]);
+                return;
+            }
+        }
+        let first = out.len();
+        self.encode_word(piece, out, state);
+        if cacheable && state.cache.len() < CACHE_CAPACITY {
+            let start = state.cached_ids.len();
+            state.cached_ids.extend_from_slice(&out[first..]);
+            // Both fit: a cached word is at most CACHED_WORD_MAX ids, the cache CACHE_CAPACITY words.
+            state
+                .cache
+                .insert(piece, (start as u32, (out.len() - first) as u32));
+        }
+    }
+
+    /// Appends the BPE ids of `word` (no cache).
+    pub(super) fn encode_word(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState<'_>) {
+        if word.len() <= LINEAR_SCAN_MAX {
+            self.merge_linear(word, out, state);
+        } else {
+            self.merge_heap(word, out, state);
+        }
+    }
+
+    fn merge_linear(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState<'_>) {
+        let symbols = &mut state.symbols;
+        let ranks = &mut state.ranks;
+        symbols.clear();
+        symbols.extend(word.iter().map(|&byte| self.byte_ids[usize::from(byte)]));
+        ranks.clear();
+        ranks.extend(
+            symbols
+                .windows(2)
+                .map(|pair| self.packed_merge(pair[0], pair[1])),
+        );
+        loop {
+            let mut best = u64::MAX;
+            let mut best_at = 0;
+            for (at, &rank) in ranks.iter().enumerate() {
+                if rank < best {
+                    best = rank;
+                    best_at = at;
+                }
+            }
+            if best == u64::MAX {
+                break;
+            }
+            // The low half of a packed merge is the merged id.
+            symbols[best_at] = best as u32;
+            symbols.remove(best_at + 1);
+            ranks.remove(best_at);
+            if best_at > 0 {
+                ranks[best_at - 1] = self.packed_merge(symbols[best_at - 1], symbols[best_at]);
+            }
+            if best_at + 1 < symbols.len() {
+                ranks[best_at] = self.packed_merge(symbols[best_at], symbols[best_at + 1]);
+            }
+        }
+        out.extend_from_slice(symbols);
+    }
+
+    fn merge_heap(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState<'_>) {
+        let nodes = &mut state.nodes;
+        let heap = &mut state.heap;
+        nodes.clear();
+        heap.clear();
+        let last = word.len() - 1;
+        nodes.extend(word.iter().enumerate().map(|(at, &byte)| Node {
+            id: self.byte_ids[usize::from(byte)],
+            prev: if at == 0 { NONE } else { at as u32 - 1 },
+            next: if at == last { NONE } else { at as u32 + 1 },
+        }));
+        for at in 0..last {
+            if let Some(merge) = self.merge_of(nodes[at].id, nodes[at + 1].id) {
+                heap.push(Reverse((merge.rank, at as u32, merge.id)));
+            }
+        }
+        while let Some(Reverse((_, at, merged))) = heap.pop() {
+            let node = nodes[at as usize];
+            if node.id == NONE || node.next == NONE {
+                continue;
+            }
+            let right = nodes[node.next as usize];
+            // A stale entry: the pair at `at` changed since it was queued.
+            if self.merge_of(node.id, right.id).map(|merge| merge.id) != Some(merged) {
+                continue;
+            }
+            nodes[at as usize].id = merged;
+            nodes[at as usize].next = right.next;
+            nodes[node.next as usize].id = NONE;
+            if right.next != NONE {
+                nodes[right.next as usize].prev = at;
+                if let Some(merge) = self.merge_of(merged, nodes[right.next as usize].id) {
+                    heap.push(Reverse((merge.rank, at, merge.id)));
+                }
+            }
+            if node.prev != NONE {
+                if let Some(merge) = self.merge_of(nodes[node.prev as usize].id, merged) {
+                    heap.push(Reverse((merge.rank, node.prev, merge.id)));
+                }
+            }
+        }
+        let mut at = 0;
+        while at != NONE {
+            let node = nodes[at as usize];
+            out.push(node.id);
+            at = node.next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A toy model over bytes `a`, `b`, `c` (ids 0-2, every other byte id 3) with merges
+    /// `a a -> 4`, `4 a -> 5`, `b c -> 6`, `a 6 -> 7`, `4 4 -> 8`.
+    fn toy() -> Bpe {
+        let mut byte_ids = [3u32; 256];
+        byte_ids[usize::from(b'a')] = 0;
+        byte_ids[usize::from(b'b')] = 1;
+        byte_ids[usize::from(b'c')] = 2;
+        let merges = [
+            ((0, 0), 4),
+            ((4, 0), 5),
+            ((1, 2), 6),
+            ((0, 6), 7),
+            ((4, 4), 8),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(rank, (pair, id))| {
+            (
+                pair,
+                Merge {
+                    rank: rank as u32,
+                    id,
+                },
+            )
+        })
+        .collect();
+        Bpe::new(byte_ids, merges)
+    }
+
+    fn both_paths(bpe: &Bpe, word: &[u8]) -> (Vec<u32>, Vec<u32>) {
+        let mut state = EncodeState::default();
+        let (mut linear, mut heap) = (Vec::new(), Vec::new());
+        bpe.merge_linear(word, &mut linear, &mut state);
+        bpe.merge_heap(word, &mut heap, &mut state);
+        (linear, heap)
+    }
+
+    #[test]
+    fn lowest_rank_then_leftmost() {
+        let bpe = toy();
+        assert_eq!(both_paths(&bpe, b"aaa").0, [5]);
+        assert_eq!(both_paths(&bpe, b"aaaa").0, [8]);
+        assert_eq!(both_paths(&bpe, b"abc").0, [7]);
+        assert_eq!(both_paths(&bpe, b"aabc").0, [4, 6]);
+        assert_eq!(both_paths(&bpe, b"xa").0, [3, 0]);
+    }
+
+    #[test]
+    fn linear_and_heap_paths_agree() {
+        let bpe = toy();
+        let mut seed = 0x2545_f491_u32;
+        for len in 1..200 {
+            let word: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 17;
+                    seed ^= seed << 5;
+                    b"aabcx"[(seed % 5) as usize]
+                })
+                .collect();
+            let (linear, heap) = both_paths(&bpe, &word);
+            assert_eq!(linear, heap, "word {}", String::from_utf8_lossy(&word));
+        }
+    }
+
+    #[test]
+    fn cache_returns_what_the_merge_loop_returns() {
+        let bpe = toy();
+        let mut state = EncodeState::default();
+        let mut out = Vec::new();
+        let text = b"aaaa aaaa";
+        bpe.encode_piece(&text[..4], &mut out, &mut state);
+        bpe.encode_piece(&text[5..], &mut out, &mut state);
+        assert_eq!(out, [8, 8]);
+        assert_eq!(state.cache.len(), 1);
+    }
+}

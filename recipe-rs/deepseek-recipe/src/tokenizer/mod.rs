@@ -1,0 +1,300 @@
+//! The byte-level BPE tokenizer of DeepSeek V4, exact with Hugging Face `tokenizers`.
+//!
+//! [`Tokenizer`] reads a `tokenizer.json` of the supported kind (the DeepSeek V3/V4 pre-tokenizer,
+//! byte-level BPE, added tokens without strip options); [`Tokenizer::deepseek_v4`] is the bundled
+//! DeepSeek V4 one. Encoding gives the same ids as the reference and decoding the same text
+//! (see `docs/tokenizer.md`).
+
+mod added;
+mod bpe;
+mod bytelevel;
+mod chars;
+mod decode;
+mod load;
+mod pretokenize;
+mod unicode_tables;
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use rustc_hash::FxHashMap;
+
+pub use decode::IncrementalDecoder;
+
+use crate::error::{Error, Result};
+use added::{AddedTokens, Segment};
+use bpe::{Bpe, EncodeState};
+
+/// The bundled DeepSeek V4 `tokenizer.json`.
+const DEEPSEEK_V4_JSON: &[u8] = include_bytes!("../../data/deepseek-v4/tokenizer.json");
+
+/// A byte-level BPE tokenizer. Cloning is cheap (the tables are shared).
+#[derive(Clone)]
+pub struct Tokenizer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    bpe: Bpe,
+    added: AddedTokens,
+    tokens: Vec<Option<Box<str>>>,
+    token_bytes: Vec<Box<[u8]>>,
+    ids: FxHashMap<Box<str>, u32>,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("vocab_size", &self.vocab_size())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tokenizer {
+    /// Reads a `tokenizer.json` from its text.
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] when the JSON is invalid or uses a feature this tokenizer does not
+    /// implement (the message names it).
+    pub fn from_json(json: impl AsRef<[u8]>) -> Result<Self> {
+        let parts = load::parse(json.as_ref())?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                bpe: parts.bpe,
+                added: parts.added,
+                tokens: parts.tokens,
+                token_bytes: parts.token_bytes,
+                ids: parts.ids,
+            }),
+        })
+    }
+
+    /// Reads a `tokenizer.json` file.
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] when the file cannot be read or [`from_json`](Self::from_json) fails.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let json = std::fs::read(path)
+            .map_err(|err| Error::Tokenizer(format!("cannot read {}: {err}", path.display())))?;
+        Self::from_json(json)
+    }
+
+    /// The bundled DeepSeek V4 tokenizer, parsed on first use.
+    pub fn deepseek_v4() -> &'static Tokenizer {
+        static DEEPSEEK_V4: OnceLock<Tokenizer> = OnceLock::new();
+        DEEPSEEK_V4.get_or_init(|| {
+            Self::from_json(DEEPSEEK_V4_JSON).expect("the bundled tokenizer.json is supported")
+        })
+    }
+
+    /// The ids of `text`.
+    ///
+    /// With `allow_special = false` every character is plain text, including spellings of added
+    /// tokens such as `<｜User｜>` (this is how prompt text is encoded). With `allow_special = true`
+    /// added tokens written in the text are recognised, exactly as the reference's
+    /// `encode(text, add_special_tokens=False)` does.
+    pub fn encode(&self, text: &str, allow_special: bool) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut state = EncodeState::default();
+        if allow_special {
+            self.inner.added.split(text, &mut |segment| match segment {
+                Segment::Text(part) => self.encode_plain(part, &mut out, &mut state),
+                Segment::Token(id) => out.push(id),
+            });
+        } else {
+            self.encode_plain(text, &mut out, &mut state);
+        }
+        out
+    }
+
+    /// The number of ids [`encode`](Self::encode) gives for `text`.
+    pub fn count(&self, text: &str, allow_special: bool) -> usize {
+        self.encode(text, allow_special).len()
+    }
+
+    /// The ids of `text` where the byte ranges `special_ranges` (sorted, not overlapping) are each
+    /// one added token and all other text is plain (`allow_special = false`).
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] when a range is out of order, not on character boundaries, or does not
+    /// spell a token.
+    pub fn encode_with_special_ranges(
+        &self,
+        text: &str,
+        special_ranges: &[Range<usize>],
+    ) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut state = EncodeState::default();
+        let mut done = 0;
+        for range in special_ranges {
+            let (Some(before), Some(special)) =
+                (text.get(done..range.start), text.get(range.clone()))
+            else {
+                return Err(Error::Tokenizer(format!(
+                    "special range {range:?} is out of order or not on character boundaries"
+                )));
+            };
+            let id = self.token_to_id(special).ok_or_else(|| {
+                Error::Tokenizer(format!(
+                    "special range {range:?} ({special:?}) is not a token"
+                ))
+            })?;
+            self.encode_plain(before, &mut out, &mut state);
+            out.push(id);
+            done = range.end;
+        }
+        self.encode_plain(&text[done..], &mut out, &mut state);
+        Ok(out)
+    }
+
+    fn encode_plain<'t>(&self, text: &'t str, out: &mut Vec<u32>, state: &mut EncodeState<'t>) {
+        pretokenize::pretokenize(text, &mut |piece| {
+            self.inner.bpe.encode_piece(piece.as_bytes(), out, state);
+        });
+    }
+
+    /// The text of `ids`: the tokens' bytes concatenated, read as UTF-8, with every maximal invalid
+    /// byte sequence replaced by U+FFFD. A byte-level token contributes the bytes it spells; an
+    /// added token whose spelling is not byte-level (such as `<｜User｜>`) its UTF-8 spelling.
+    /// Special tokens are not skipped.
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] for an id no token has.
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        let mut bytes = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            bytes.extend_from_slice(self.token_bytes(id)?);
+        }
+        Ok(match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+        })
+    }
+
+    /// A streaming decoder over this tokenizer.
+    pub fn incremental_decoder(&self) -> IncrementalDecoder {
+        IncrementalDecoder::new(self.clone())
+    }
+
+    fn token_bytes(&self, id: u32) -> Result<&[u8]> {
+        match self.inner.tokens.get(id as usize) {
+            Some(Some(_)) => Ok(&self.inner.token_bytes[id as usize]),
+            _ => Err(Error::Tokenizer(format!("unknown token id {id}"))),
+        }
+    }
+
+    /// The id of a token spelled `token` (byte-level spelling for vocabulary tokens, e.g. `Ġthe`).
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.inner.ids.get(token).copied()
+    }
+
+    /// The spelling of token `id`.
+    pub fn id_to_token(&self, id: u32) -> Option<&str> {
+        self.inner.tokens.get(id as usize)?.as_deref()
+    }
+
+    /// One more than the largest token id (129,280 for DeepSeek V4).
+    pub fn vocab_size(&self) -> usize {
+        self.inner.tokens.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v4() -> &'static Tokenizer {
+        Tokenizer::deepseek_v4()
+    }
+
+    #[test]
+    fn known_ids() {
+        let tokenizer = v4();
+        assert_eq!(tokenizer.vocab_size(), 129_280);
+        assert_eq!(tokenizer.token_to_id("<｜begin▁of▁sentence｜>"), Some(0));
+        assert_eq!(tokenizer.token_to_id("<｜User｜>"), Some(128_803));
+        assert_eq!(tokenizer.id_to_token(128_803), Some("<｜User｜>"));
+        assert_eq!(
+            tokenizer.encode("<｜User｜>", false),
+            [30, 28217, 6756, 28217, 32]
+        );
+        assert_eq!(
+            tokenizer.encode(" <｜User｜>", false),
+            [818, 28217, 6756, 28217, 32]
+        );
+        assert_eq!(tokenizer.encode("<｜User｜>", true), [128_803]);
+        assert_eq!(tokenizer.encode("", true), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn decode_round_trips_and_marks_invalid_bytes() {
+        let tokenizer = v4();
+        let text = "Hello, 世界! 🎉\r\n  123456 <｜User｜>";
+        for allow_special in [false, true] {
+            let ids = tokenizer.encode(text, allow_special);
+            assert_eq!(tokenizer.decode(&ids).ok().as_deref(), Some(text));
+        }
+        let euro = tokenizer.encode("€", false);
+        assert_eq!(euro.len(), 1, "€ is one token");
+        let first_byte = tokenizer.token_to_id("â").unwrap_or(u32::MAX);
+        assert_eq!(
+            tokenizer.decode(&[first_byte]).ok().as_deref(),
+            Some("\u{FFFD}")
+        );
+        assert!(matches!(
+            tokenizer.decode(&[200_000]),
+            Err(Error::Tokenizer(_))
+        ));
+    }
+
+    #[test]
+    fn incremental_decoder_matches_decode() {
+        let tokenizer = v4();
+        let text = "naïve 中文 🎉🎉 <think>";
+        let ids = tokenizer.encode(text, true);
+        let mut decoder = tokenizer.incremental_decoder();
+        let mut streamed = String::new();
+        for id in &ids {
+            streamed += &decoder.push(&[*id]).unwrap_or_default();
+        }
+        streamed += &decoder.finish();
+        assert_eq!(streamed, text);
+        let e2 = tokenizer.token_to_id("â").unwrap_or(u32::MAX);
+        assert_eq!(decoder.push(&[e2]).ok().as_deref(), Some(""));
+        assert!(decoder.has_pending());
+        assert!(decoder.push(&[u32::MAX]).is_err());
+        assert_eq!(decoder.finish(), "\u{FFFD}");
+        assert!(!decoder.has_pending());
+    }
+
+    #[test]
+    fn special_ranges_are_single_tokens() {
+        let tokenizer = v4();
+        let text = "<｜User｜>hi<｜User｜>";
+        let ids = tokenizer.encode_with_special_ranges(text, &[0..12, 14..26]);
+        assert_eq!(ids.ok(), Some(vec![128_803, 6_366, 128_803]));
+        let misaligned = [1..12, 14..26];
+        assert!(tokenizer
+            .encode_with_special_ranges(text, &misaligned)
+            .is_err());
+        assert!(tokenizer
+            .encode_with_special_ranges(text, &[14..26, 0..12])
+            .is_err());
+    }
+
+    #[test]
+    fn unsupported_features_are_refused() {
+        let json = std::str::from_utf8(DEEPSEEK_V4_JSON).unwrap_or_default();
+        let broken = json.replacen("\"type\": \"ByteLevel\"", "\"type\": \"Metaspace\"", 1);
+        let err = Tokenizer::from_json(&broken).map(|_| ()).unwrap_err();
+        assert!(
+            err.to_string().contains("unsupported tokenizer.json"),
+            "{err}"
+        );
+        assert!(Tokenizer::from_json("{").is_err());
+        let stripped = json.replacen("\"lstrip\": false", "\"lstrip\": true", 1);
+        assert!(Tokenizer::from_json(&stripped).is_err());
+    }
+}
