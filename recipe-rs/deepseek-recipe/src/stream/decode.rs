@@ -1,5 +1,7 @@
 //! Token input: incremental, UTF-8-safe decoding of token ids into parser pieces.
 
+use std::borrow::Cow;
+
 use super::inference::TokenLogprobs;
 use super::logprobs::{token_display, LogprobEntry, TopLogprobEntry};
 use super::parser::Piece;
@@ -8,7 +10,7 @@ use super::parser::Piece;
 pub trait TokenText {
     /// The bytes token `id` decodes to (special tokens: their literal spelling); `None` for
     /// ids outside the vocabulary.
-    fn token_bytes(&self, id: u32) -> Option<&[u8]>;
+    fn token_bytes(&self, id: u32) -> Option<Cow<'_, [u8]>>;
     /// Whether `id` is a special (added-vocabulary) token.
     fn is_special(&self, id: u32) -> bool;
     /// Number of tokens `text` encodes to with the full vocabulary.
@@ -33,6 +35,24 @@ pub struct DecodedChunk {
 }
 
 impl TokenDecoder {
+    /// Whether the pending bytes decode to text that can be released: non-empty and not ending
+    /// in an incomplete (or invalid) sequence.
+    fn text_complete(&self) -> bool {
+        let text = String::from_utf8_lossy(&self.pending_bytes);
+        !text.is_empty() && !text.ends_with('\u{FFFD}')
+    }
+
+    /// Moves everything pending (decoded lossily) into `piece`.
+    fn release(&mut self, piece: &mut Piece, result: &mut DecodedChunk) {
+        piece
+            .text
+            .push_str(&String::from_utf8_lossy(&self.pending_bytes));
+        piece.logprobs.append(&mut self.pending_logprobs);
+        result.released_ids += self.pending_ids;
+        self.pending_bytes.clear();
+        self.pending_ids = 0;
+    }
+
     /// Decodes one chunk of ids (with optional logprobs, one per id, already validated).
     pub fn decode(
         &mut self,
@@ -41,10 +61,18 @@ impl TokenDecoder {
         logprobs: Option<&[TokenLogprobs]>,
     ) -> DecodedChunk {
         let mut result = DecodedChunk::default();
-        let mut current = Piece::default();
+        if logprobs.is_none() {
+            // Entries of pending ids travel only with a chunk that reports log probabilities.
+            self.pending_logprobs.clear();
+        }
+        let mut current = Piece {
+            from_tokens: true,
+            ..Piece::default()
+        };
         let mut has_current = false;
         for (position, &id) in ids.iter().enumerate() {
             let bytes = tokenizer.token_bytes(id).unwrap_or_default();
+            let bytes = bytes.as_ref();
             let entry = logprobs
                 .and_then(|all| all.get(position))
                 .map(|(logprob, top)| LogprobEntry {
@@ -55,6 +83,7 @@ impl TokenDecoder {
                         .iter()
                         .map(|(top_id, top_logprob)| {
                             let top_bytes = tokenizer.token_bytes(*top_id).unwrap_or_default();
+                            let top_bytes = top_bytes.as_ref();
                             TopLogprobEntry {
                                 token: token_display(top_bytes),
                                 logprob: *top_logprob,
@@ -65,21 +94,21 @@ impl TokenDecoder {
                 });
             if tokenizer.is_special(id) {
                 if self.pending_ids > 0 {
-                    let text = String::from_utf8_lossy(&self.pending_bytes).into_owned();
-                    current.text.push_str(&text);
-                    current.logprobs.append(&mut self.pending_logprobs);
-                    result.released_ids += self.pending_ids;
-                    self.pending_bytes.clear();
-                    self.pending_ids = 0;
+                    self.release(&mut current, &mut result);
                     has_current = true;
                 }
                 if has_current {
-                    result.pieces.push(std::mem::take(&mut current));
+                    let empty = Piece {
+                        from_tokens: true,
+                        ..Piece::default()
+                    };
+                    result.pieces.push(std::mem::replace(&mut current, empty));
                     has_current = false;
                 }
                 let special = Piece {
                     text: String::from_utf8_lossy(bytes).into_owned(),
                     logprobs: entry.into_iter().collect(),
+                    from_tokens: true,
                 };
                 result.pieces.push(special);
                 result.released_ids += 1;
@@ -88,13 +117,11 @@ impl TokenDecoder {
             self.pending_bytes.extend_from_slice(bytes);
             self.pending_logprobs.extend(entry);
             self.pending_ids += 1;
-            let text = String::from_utf8_lossy(&self.pending_bytes);
-            if !text.is_empty() && !text.ends_with('\u{FFFD}') {
-                current.text.push_str(&text);
-                current.logprobs.append(&mut self.pending_logprobs);
-                result.released_ids += self.pending_ids;
-                self.pending_bytes.clear();
-                self.pending_ids = 0;
+            let run_ends = ids
+                .get(position + 1)
+                .is_none_or(|&next| tokenizer.is_special(next));
+            if run_ends && self.text_complete() {
+                self.release(&mut current, &mut result);
                 has_current = true;
             }
         }

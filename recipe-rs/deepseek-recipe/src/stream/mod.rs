@@ -14,6 +14,7 @@ pub mod messages;
 pub mod parser;
 pub mod parsing_options;
 pub mod processor;
+pub mod token_text;
 
 pub use chunk::{Accumulator, Chunk};
 pub use decode::TokenText;
@@ -21,3 +22,4 @@ pub use inference::{InferenceChunk, InferenceFinishReason, PromptUsage};
 pub use parser::{Piece, StreamParser};
 pub use parsing_options::{ParsingOptions, ThinkingInitialStage};
 pub use processor::{GeneratorConfig, StreamProcessor};
+pub use token_text::TokenizerText;

@@ -45,6 +45,9 @@ pub struct Piece {
     pub text: String,
     /// Log probabilities of the tokens that produced it (empty for text input).
     pub logprobs: Vec<LogprobEntry>,
+    /// Decoded from token ids: `</think>` and `｜DSML｜` then only ever arrive as whole special
+    /// tokens, so text can only be waiting for them right before the DSML token.
+    pub from_tokens: bool,
 }
 
 impl Piece {
@@ -53,6 +56,7 @@ impl Piece {
         Self {
             text: text.into(),
             logprobs: Vec::new(),
+            from_tokens: false,
         }
     }
 }
@@ -242,6 +246,10 @@ pub struct StreamParser {
     skip_empty_pieces: bool,
     /// A string value's opening quote waits for the value's first text.
     open_quote_pending: bool,
+    /// The pending opening quote may wait (its `true">` did not span two pieces).
+    open_quote_may_wait: bool,
+    /// The latest piece came from token ids (see [`Piece::from_tokens`]).
+    token_mode: bool,
 }
 
 impl StreamParser {
@@ -282,6 +290,8 @@ impl StreamParser {
             piece_start: 0,
             skip_empty_pieces: false,
             open_quote_pending: false,
+            open_quote_may_wait: false,
+            token_mode: false,
         }
     }
 
@@ -311,6 +321,7 @@ impl StreamParser {
             return;
         }
         let whole = !std::mem::take(&mut self.continue_part);
+        self.token_mode = piece.from_tokens;
         self.piece_start = self.text.len();
         self.text.push_str(&piece.text);
         self.parts.push(Part {
@@ -392,6 +403,23 @@ impl StreamParser {
     /// text): the reference then acts on a closing tag without waiting for its name.
     fn spans_piece_start(&self, start: usize, end: usize) -> bool {
         start < self.piece_start && end > self.piece_start
+    }
+
+    /// Start of a suffix of `hay` that `marker` may still complete. With token input the DSML
+    /// token and `</think>` are whole special tokens, so only a prefix ending right before a
+    /// special token counts.
+    fn partial_start(&self, hay: &str, marker: &str) -> Option<usize> {
+        if !self.token_mode {
+            return partial_marker_start(hay, marker);
+        }
+        let longest = (marker.len() - 1).min(hay.len());
+        (1..=longest).rev().find_map(|len| {
+            let start = hay.len() - len;
+            let rest = marker.get(len..)?;
+            let special_next = rest.starts_with(DSML) || rest.starts_with(THINK_END);
+            let is_prefix = hay.is_char_boundary(start) && marker.starts_with(&hay[start..]);
+            (special_next && is_prefix).then_some(start)
+        })
     }
 
     /// Start offset of part `index`.
@@ -528,7 +556,7 @@ impl StreamParser {
         }
         let mut hold = self.text.len();
         for (marker, _) in &markers {
-            if let Some(start) = partial_marker_start(hay, marker) {
+            if let Some(start) = self.partial_start(hay, marker) {
                 hold = hold.min(pos + start);
             }
         }
@@ -773,8 +801,9 @@ impl StreamParser {
             (a, b) => a.or(b),
         };
         match found {
-            Some((_, end, string)) => {
+            Some((at, end, string)) => {
                 self.open_quote_pending = string;
+                self.open_quote_may_wait = !self.spans_piece_start(pos + at, pos + end);
                 self.state = State::ParamValue { string };
                 Step::Marker(pos + end)
             }
@@ -815,12 +844,12 @@ impl StreamParser {
             self.emit_fragments(pos, self.text.len(), out, make);
             return Step::Wait(self.text.len());
         }
-        let hold = match partial_marker_start(hay, DSML_CLOSE) {
+        let hold = match self.partial_start(hay, DSML_CLOSE) {
             Some(start) => pos + start,
             None => self.text.len(),
         };
         let keep = self.hold_from(pos, hold);
-        if hold > pos || hold == self.text.len() {
+        if hold > pos || hold == self.text.len() || !self.open_quote_may_wait {
             self.flush_open_quote(out);
         }
         self.emit_fragments(pos, keep, out, make);
@@ -828,7 +857,8 @@ impl StreamParser {
     }
 
     /// Emits the opening quote of a string value. It waits only while the value so far is
-    /// nothing but the start of a possible closing tag.
+    /// nothing but the start of a possible closing tag, and only when the `true">` before it
+    /// came within one piece.
     fn flush_open_quote(&mut self, out: &mut Vec<ParserEvent>) {
         if std::mem::take(&mut self.open_quote_pending) {
             self.fragment(ArgumentFragment::Quote, out);
