@@ -16,12 +16,15 @@
 
 #![allow(clippy::print_stdout)] // the per-category pass/fail lines are this test's report
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use deepseek_recipe::stream::chat::{ChatConfig, ChatResponse};
 use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
+use deepseek_recipe::stream::responses::{
+    report_tools, ReasoningSettings, ResponsesConfig, ResponsesEcho, ResponsesResponse,
+};
 use deepseek_recipe::stream::{
     Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, PromptUsage, StreamProcessor,
     ThinkingInitialStage, TokenizerText,
@@ -149,7 +152,80 @@ fn generator_config(case: &Value) -> GeneratorConfig {
                 .unwrap_or(thinking_mode),
             signature: generator["signature"].as_str().map(str::to_owned),
         }),
+        Some("responses") => GeneratorConfig::Responses(responses_config(case, thinking_mode)),
         other => panic!("unsupported protocol {other:?}"),
+    }
+}
+
+/// Responses adapter: echo fields when `generator.echo`; `reasoning`, `text`, `tool_choice` and
+/// `tools` from the request; the namespace map (`ns__f` for V4, `ns::f` for V4.1 models) when
+/// `generator.namespace_tool_map`; custom tools by `type`.
+fn responses_config(case: &Value, thinking_mode: bool) -> ResponsesConfig {
+    let request = &case["request"];
+    let generator = &case["generator"];
+    let text = |value: &Value| value.as_str().map(str::to_owned);
+    let float = |value: &Value| value.as_f64().map(|v| v as f32);
+    let echo = if generator["echo"].as_bool() == Some(true) {
+        ResponsesEcho {
+            instructions: text(&request["instructions"]),
+            max_output_tokens: request["max_output_tokens"].as_u64(),
+            temperature: float(&request["temperature"]).unwrap_or(1.0),
+            top_p: float(&request["top_p"]).unwrap_or(1.0),
+            top_logprobs: request["top_logprobs"].as_u64().unwrap_or(0) as u32,
+            user: text(&request["user"]),
+        }
+    } else {
+        ResponsesEcho::default()
+    };
+    let tools = request["tools"].as_array().cloned().unwrap_or_default();
+    let separator = if text(&generator["model"])
+        .unwrap_or_default()
+        .contains("V4.1")
+    {
+        "::"
+    } else {
+        "__"
+    };
+    let mut namespace_tools = BTreeMap::new();
+    let mut custom_tools = BTreeSet::new();
+    for tool in &tools {
+        match tool["type"].as_str() {
+            Some("custom") => {
+                custom_tools.insert(text(&tool["name"]).unwrap_or_default());
+            }
+            Some("namespace") if generator["namespace_tool_map"].as_bool() == Some(true) => {
+                let namespace = text(&tool["name"]).unwrap_or_default();
+                for inner in tool["tools"].as_array().into_iter().flatten() {
+                    let local = text(&inner["name"]).unwrap_or_default();
+                    let key = format!("{namespace}{separator}{local}");
+                    namespace_tools.insert(key, (namespace.clone(), local));
+                }
+            }
+            _ => {}
+        }
+    }
+    let format = match &request["text"]["format"] {
+        Value::Null => serde_json::json!({"type": "text"}),
+        format => format.clone(),
+    };
+    ResponsesConfig {
+        id: text(&generator["id"]).unwrap_or_default(),
+        model: text(&generator["model"]).unwrap_or_default(),
+        thinking_mode,
+        created_at: None,
+        echo,
+        reasoning: ReasoningSettings {
+            effort: text(&request["reasoning"]["effort"]),
+            summary: text(&request["reasoning"]["summary"]),
+        },
+        text: serde_json::json!({"format": format, "verbosity": request["text"]["verbosity"]}),
+        tool_choice: match &request["tool_choice"] {
+            Value::Null => Value::String("auto".into()),
+            choice => choice.clone(),
+        },
+        tools: report_tools(&tools),
+        namespace_tools,
+        custom_tools,
     }
 }
 
@@ -160,6 +236,10 @@ fn accumulator(case: &Value) -> Accumulator {
     let created = init["created"].as_u64().unwrap_or_default();
     match case["protocol"].as_str() {
         Some("chat_completions") => Accumulator::Chat(ChatResponse::new(id, model, created)),
+        Some("responses") => {
+            let config = responses_config(case, false);
+            Accumulator::Responses(ResponsesResponse::new(&config, created))
+        }
         Some("messages") => {
             let prompt = PromptUsage {
                 prompt_tokens: init["prompt_tokens"].as_u64().unwrap_or_default(),

@@ -2,6 +2,7 @@
 
 use super::chat::{ChatChunk, ChatResponse};
 use super::messages::{MessagesEvent, MessagesResponse};
+use super::responses::{ResponsesEvent, ResponsesResponse};
 
 /// One protocol chunk (Chat) or event (Responses, Messages).
 #[derive(Debug, Clone, PartialEq)]
@@ -10,6 +11,8 @@ pub enum Chunk {
     Chat(ChatChunk),
     /// An Anthropic Messages event.
     Messages(MessagesEvent),
+    /// An OpenAI Responses event.
+    Responses(ResponsesEvent),
 }
 
 impl Chunk {
@@ -18,6 +21,7 @@ impl Chunk {
         let json = match self {
             Self::Chat(chunk) => serde_json::to_string(chunk),
             Self::Messages(event) => serde_json::to_string(event),
+            Self::Responses(event) => serde_json::to_string(event),
         };
         json.expect("chunk types always serialise")
     }
@@ -27,6 +31,7 @@ impl Chunk {
         match self {
             Self::Chat(_) => None,
             Self::Messages(event) => Some(event.name()),
+            Self::Responses(event) => Some(event.kind),
         }
     }
 
@@ -51,6 +56,8 @@ pub enum Accumulator {
     Chat(ChatResponse),
     /// An Anthropic `message`.
     Messages(MessagesResponse),
+    /// An OpenAI `response`.
+    Responses(ResponsesResponse),
 }
 
 impl Accumulator {
@@ -59,6 +66,7 @@ impl Accumulator {
         match (self, chunk) {
             (Self::Chat(response), Chunk::Chat(chunk)) => response.accumulate(chunk),
             (Self::Messages(response), Chunk::Messages(event)) => response.accumulate(event),
+            (Self::Responses(response), Chunk::Responses(event)) => response.accumulate(event),
             _ => {}
         }
     }
@@ -68,6 +76,7 @@ impl Accumulator {
         let json = match self {
             Self::Chat(response) => serde_json::to_string(response),
             Self::Messages(response) => serde_json::to_string(&response.message()),
+            Self::Responses(response) => serde_json::to_string(response.response()),
         };
         json.expect("response types always serialise")
     }
@@ -76,7 +85,7 @@ impl Accumulator {
     pub fn sse_done_data(&self) -> Option<&'static str> {
         match self {
             Self::Chat(_) => Some("[DONE]"),
-            Self::Messages(_) => None,
+            Self::Messages(_) | Self::Responses(_) => None,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod messages;
 pub mod parser;
 pub mod parsing_options;
 pub mod processor;
+pub mod responses;
 pub mod token_text;
 
 pub use chunk::{Accumulator, Chunk};

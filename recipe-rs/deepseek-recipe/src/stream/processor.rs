@@ -9,6 +9,7 @@ use super::inference::{InferenceChunk, PromptUsage};
 use super::messages::{MessagesConfig, MessagesGenerator};
 use super::parser::{ParserEvent, Piece, StreamParser};
 use super::parsing_options::ParsingOptions;
+use super::responses::{ResponsesConfig, ResponsesGenerator};
 use crate::error::{Error, Result};
 
 /// Which protocol to generate, with what the generator needs from the request.
@@ -18,6 +19,8 @@ pub enum GeneratorConfig {
     Chat(ChatConfig),
     /// Anthropic Messages events.
     Messages(MessagesConfig),
+    /// OpenAI Responses events.
+    Responses(ResponsesConfig),
 }
 
 impl GeneratorConfig {
@@ -25,6 +28,7 @@ impl GeneratorConfig {
         match self {
             Self::Chat(config) => config.thinking_mode,
             Self::Messages(config) => config.thinking_mode,
+            Self::Responses(config) => config.thinking_mode,
         }
     }
 }
@@ -34,6 +38,7 @@ impl GeneratorConfig {
 enum Generator {
     Chat(ChatGenerator),
     Messages(MessagesGenerator),
+    Responses(ResponsesGenerator),
 }
 
 impl Generator {
@@ -41,6 +46,7 @@ impl Generator {
         match config {
             GeneratorConfig::Chat(config) => Self::Chat(ChatGenerator::new(config)),
             GeneratorConfig::Messages(config) => Self::Messages(MessagesGenerator::new(config)),
+            GeneratorConfig::Responses(config) => Self::Responses(ResponsesGenerator::new(config)),
         }
     }
 
@@ -48,6 +54,7 @@ impl Generator {
         match self {
             Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.start(start, chunks)),
             Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.start(start, chunks)),
+            Self::Responses(g) => wrap(out, Chunk::Responses, |chunks| g.start(start, chunks)),
         }
     }
 
@@ -55,6 +62,9 @@ impl Generator {
         match self {
             Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.event(event, chunks)),
             Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.event(event, chunks)),
+            Self::Responses(g) => {
+                wrap(out, Chunk::Responses, |chunks| g.event_for(event, chunks));
+            }
         }
     }
 
@@ -63,6 +73,9 @@ impl Generator {
             Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.finish(end, usage, chunks)),
             Self::Messages(g) => {
                 wrap(out, Chunk::Messages, |chunks| g.finish(end, usage, chunks));
+            }
+            Self::Responses(g) => {
+                wrap(out, Chunk::Responses, |chunks| g.finish(end, usage, chunks));
             }
         }
     }
