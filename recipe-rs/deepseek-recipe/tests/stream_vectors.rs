@@ -152,7 +152,9 @@ fn generator_config(case: &Value) -> GeneratorConfig {
                 .unwrap_or(thinking_mode),
             signature: generator["signature"].as_str().map(str::to_owned),
         }),
-        Some("responses") => GeneratorConfig::Responses(responses_config(case, thinking_mode)),
+        Some("responses") => {
+            GeneratorConfig::Responses(Box::new(responses_config(case, thinking_mode)))
+        }
         other => panic!("unsupported protocol {other:?}"),
     }
 }
@@ -238,7 +240,7 @@ fn accumulator(case: &Value) -> Accumulator {
         Some("chat_completions") => Accumulator::Chat(ChatResponse::new(id, model, created)),
         Some("responses") => {
             let config = responses_config(case, false);
-            Accumulator::Responses(ResponsesResponse::new(&config, created))
+            Accumulator::Responses(Box::new(ResponsesResponse::new(&config, created)))
         }
         Some("messages") => {
             let prompt = PromptUsage {

@@ -12,7 +12,7 @@ pub enum Chunk {
     /// An Anthropic Messages event.
     Messages(MessagesEvent),
     /// An OpenAI Responses event.
-    Responses(ResponsesEvent),
+    Responses(Box<ResponsesEvent>),
 }
 
 impl Chunk {
@@ -57,7 +57,7 @@ pub enum Accumulator {
     /// An Anthropic `message`.
     Messages(MessagesResponse),
     /// An OpenAI `response`.
-    Responses(ResponsesResponse),
+    Responses(Box<ResponsesResponse>),
 }
 
 impl Accumulator {

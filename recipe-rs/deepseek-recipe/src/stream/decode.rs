@@ -21,7 +21,8 @@ pub trait TokenText {
 #[derive(Debug, Clone, Default)]
 pub struct TokenDecoder {
     pending_bytes: Vec<u8>,
-    pending_logprobs: Vec<LogprobEntry>,
+    /// Log probability of each pending id (`None` when its chunk carried none).
+    pending_logprobs: Vec<Option<LogprobEntry>>,
     pending_ids: u64,
 }
 
@@ -47,7 +48,9 @@ impl TokenDecoder {
         piece
             .text
             .push_str(&String::from_utf8_lossy(&self.pending_bytes));
-        piece.logprobs.append(&mut self.pending_logprobs);
+        // Entries are reported only when every released id has one.
+        let entries: Option<Vec<LogprobEntry>> = self.pending_logprobs.drain(..).collect();
+        piece.logprobs.extend(entries.into_iter().flatten());
         result.released_ids += self.pending_ids;
         self.pending_bytes.clear();
         self.pending_ids = 0;
@@ -61,10 +64,6 @@ impl TokenDecoder {
         logprobs: Option<&[TokenLogprobs]>,
     ) -> DecodedChunk {
         let mut result = DecodedChunk::default();
-        if logprobs.is_none() {
-            // Entries of pending ids travel only with a chunk that reports log probabilities.
-            self.pending_logprobs.clear();
-        }
         let mut current = Piece {
             from_tokens: true,
             ..Piece::default()
@@ -115,7 +114,7 @@ impl TokenDecoder {
                 continue;
             }
             self.pending_bytes.extend_from_slice(bytes);
-            self.pending_logprobs.extend(entry);
+            self.pending_logprobs.push(entry);
             self.pending_ids += 1;
             let run_ends = ids
                 .get(position + 1)

@@ -250,6 +250,8 @@ pub struct StreamParser {
     open_quote_may_wait: bool,
     /// The latest piece came from token ids (see [`Piece::from_tokens`]).
     token_mode: bool,
+    /// Reasoning ended with `</think>` (content newlines are then visible to stop sequences).
+    after_think: bool,
 }
 
 impl StreamParser {
@@ -292,6 +294,7 @@ impl StreamParser {
             open_quote_pending: false,
             open_quote_may_wait: false,
             token_mode: false,
+            after_think: false,
         }
     }
 
@@ -475,10 +478,17 @@ impl StreamParser {
     fn text_state(&mut self, pos: usize, at_end: bool, out: &mut Vec<ParserEvent>) -> Step {
         let markers = self.markers();
         let hay = &self.text[pos..];
+        // Leading newlines of the initial content are gone before stop sequences see the text
+        // (after `</think>` they are still there).
+        let skipped = if self.strip_leading && self.state == State::Content && !self.after_think {
+            hay.len() - hay.trim_start_matches('\n').len()
+        } else {
+            0
+        };
         let mut found: Option<(usize, usize, Marker)> = None;
         // The marker that completes first wins (a short stop sequence inside a longer one).
         for (marker, kind) in &markers {
-            if let Some(start) = hay.find(marker) {
+            if let Some(start) = hay[skipped..].find(marker).map(|at| at + skipped) {
                 let end = start + marker.len();
                 if found.is_none_or(|(_, best, _)| end < best) {
                     found = Some((start, end, *kind));
@@ -514,6 +524,7 @@ impl StreamParser {
                     return Step::Wait(self.text.len());
                 }
                 Marker::ThinkEnd => {
+                    self.after_think |= reasoning;
                     self.strip_leading = reasoning;
                     self.section_start = reasoning;
                     if reasoning {
@@ -750,7 +761,7 @@ impl StreamParser {
                 return Step::Marker(pos + after);
             }
             if hay[..at].ends_with('<') {
-                match match_after_whitespace(&hay[after..], PARAMETER_START) {
+                match match_in_tag(&hay[after..], PARAMETER_START) {
                     Match::Full(len) => {
                         let fragment = if self.parameters == 0 {
                             ArgumentFragment::Open
@@ -904,6 +915,25 @@ fn closing_tag_incomplete(rest: &str) -> bool {
         && rest
             .bytes()
             .all(|byte| byte.is_ascii_alphabetic() || byte == b'_')
+}
+
+/// Longest tag text searched for a parameter start before giving up on the tag.
+const MAX_TAG_BYTES: usize = 4096;
+
+/// Matches `pattern` anywhere in the rest of a tag (before its `>`): the reference accepts
+/// `<｜DSML｜` + any tag text + `parameter name=`, so whitespace or stray text in between is
+/// skipped, while a `>` first (or a different spelling such as two spaces) is no match.
+fn match_in_tag(text: &str, pattern: &str) -> Match {
+    let tag_end = text.find('>');
+    let searched = &text[..tag_end.unwrap_or(text.len())];
+    if let Some(at) = searched.find(pattern) {
+        return Match::Full(at + pattern.len());
+    }
+    if tag_end.is_some() || text.len() > MAX_TAG_BYTES {
+        Match::No
+    } else {
+        Match::Partial
+    }
 }
 
 /// Start of the longest non-empty suffix of `hay` that is a proper prefix of `marker`.

@@ -20,7 +20,7 @@ pub enum GeneratorConfig {
     /// Anthropic Messages events.
     Messages(MessagesConfig),
     /// OpenAI Responses events.
-    Responses(ResponsesConfig),
+    Responses(Box<ResponsesConfig>),
 }
 
 impl GeneratorConfig {
@@ -38,7 +38,7 @@ impl GeneratorConfig {
 enum Generator {
     Chat(ChatGenerator),
     Messages(MessagesGenerator),
-    Responses(ResponsesGenerator),
+    Responses(Box<ResponsesGenerator>),
 }
 
 impl Generator {
@@ -46,7 +46,9 @@ impl Generator {
         match config {
             GeneratorConfig::Chat(config) => Self::Chat(ChatGenerator::new(config)),
             GeneratorConfig::Messages(config) => Self::Messages(MessagesGenerator::new(config)),
-            GeneratorConfig::Responses(config) => Self::Responses(ResponsesGenerator::new(config)),
+            GeneratorConfig::Responses(config) => {
+                Self::Responses(Box::new(ResponsesGenerator::new(*config)))
+            }
         }
     }
 
@@ -54,7 +56,11 @@ impl Generator {
         match self {
             Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.start(start, chunks)),
             Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.start(start, chunks)),
-            Self::Responses(g) => wrap(out, Chunk::Responses, |chunks| g.start(start, chunks)),
+            Self::Responses(g) => wrap(
+                out,
+                |event| Chunk::Responses(Box::new(event)),
+                |chunks| g.start(start, chunks),
+            ),
         }
     }
 
@@ -63,7 +69,11 @@ impl Generator {
             Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.event(event, chunks)),
             Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.event(event, chunks)),
             Self::Responses(g) => {
-                wrap(out, Chunk::Responses, |chunks| g.event_for(event, chunks));
+                wrap(
+                    out,
+                    |event| Chunk::Responses(Box::new(event)),
+                    |chunks| g.event_for(event, chunks),
+                );
             }
         }
     }
@@ -75,14 +85,18 @@ impl Generator {
                 wrap(out, Chunk::Messages, |chunks| g.finish(end, usage, chunks));
             }
             Self::Responses(g) => {
-                wrap(out, Chunk::Responses, |chunks| g.finish(end, usage, chunks));
+                wrap(
+                    out,
+                    |event| Chunk::Responses(Box::new(event)),
+                    |chunks| g.finish(end, usage, chunks),
+                );
             }
         }
     }
 }
 
 /// Runs `produce` on a protocol-typed buffer and appends its chunks wrapped by `variant`.
-fn wrap<T>(out: &mut Vec<Chunk>, variant: fn(T) -> Chunk, produce: impl FnOnce(&mut Vec<T>)) {
+fn wrap<T>(out: &mut Vec<Chunk>, variant: impl Fn(T) -> Chunk, produce: impl FnOnce(&mut Vec<T>)) {
     let mut chunks = Vec::new();
     produce(&mut chunks);
     out.extend(chunks.into_iter().map(variant));
