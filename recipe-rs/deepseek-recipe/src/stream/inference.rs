@@ -73,6 +73,15 @@ pub enum InferenceChunk {
 }
 
 impl InferenceChunk {
+    /// Reads a chunk from its JSON form (`{"kind": "text", "content": …, "token_count": …}`, …).
+    ///
+    /// # Errors
+    /// [`crate::Error::Parse`] when the JSON does not describe an inference chunk.
+    pub fn from_json(json: &str) -> crate::Result<Self> {
+        serde_json::from_str(json)
+            .map_err(|err| crate::Error::Parse(format!("invalid inference chunk: {err}")))
+    }
+
     /// A `ready` chunk.
     pub fn ready(prompt_usage: Option<PromptUsage>, system_fingerprint: Option<String>) -> Self {
         Self::Ready {

@@ -34,7 +34,9 @@ const FENCE_OPEN: &str = "```\n";
 const FENCE_CLOSE: &str = "\n```";
 /// Held text beyond this many bytes is released even if it could still change meaning, so
 /// adversarial input (e.g. endless newline runs) cannot grow the parser's memory.
-pub const MAX_HELD_BYTES: usize = 1 << 20;
+pub const MAX_HELD_BYTES: usize = 1 << 16;
+/// Held pieces beyond this count are released likewise (empty pieces hold no bytes).
+pub const MAX_HELD_PIECES: usize = 4096;
 /// Tool names longer than this are truncated (memory bound on adversarial input).
 pub const MAX_TOOL_NAME_BYTES: usize = 1 << 16;
 
@@ -313,6 +315,16 @@ impl StreamParser {
         self.saw_reasoning
     }
 
+    /// Bytes of text currently held back (waiting for more input).
+    pub fn held_bytes(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Pieces currently held back.
+    pub fn held_pieces(&self) -> usize {
+        self.parts.len()
+    }
+
     /// Whether a stop sequence ended the output.
     pub fn stopped(&self) -> bool {
         self.state == State::Stopped
@@ -423,6 +435,11 @@ impl StreamParser {
             let is_prefix = hay.is_char_boundary(start) && marker.starts_with(&hay[start..]);
             (special_next && is_prefix).then_some(start)
         })
+    }
+
+    /// Whether holding everything from `pos` would exceed the memory bounds.
+    fn over_hold_limit(&self, pos: usize) -> bool {
+        self.text.len() - pos > MAX_HELD_BYTES || self.parts.len() > MAX_HELD_PIECES
     }
 
     /// Start offset of part `index`.
@@ -562,7 +579,7 @@ impl StreamParser {
             }
             return Step::Wait(self.text.len());
         }
-        if self.section_start && only_newlines {
+        if self.section_start && only_newlines && !self.over_hold_limit(pos) {
             return Step::Wait(pos);
         }
         let mut hold = self.text.len();
@@ -588,7 +605,7 @@ impl StreamParser {
         if hold >= self.text.len() {
             return self.text.len();
         }
-        if self.text.len() - pos > MAX_HELD_BYTES {
+        if self.over_hold_limit(pos) {
             return self.text.len();
         }
         self.part_start(self.part_at(hold)).max(pos)
@@ -901,7 +918,7 @@ fn match_after_whitespace(text: &str, pattern: &str) -> Match {
     let skipped = text.len() - rest.len();
     if rest.starts_with(pattern) {
         Match::Full(skipped + pattern.len())
-    } else if pattern.starts_with(rest) {
+    } else if pattern.starts_with(rest) && skipped <= MAX_TAG_BYTES {
         Match::Partial
     } else {
         Match::No
@@ -975,5 +992,84 @@ fn push_bounded(target: &mut String, text: &str, limit: usize) {
             cut -= 1;
         }
         target.push_str(&text[..cut]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content_texts(events: &[ParserEvent]) -> Vec<&str> {
+        events
+            .iter()
+            .filter_map(|event| match event {
+                ParserEvent::Content(delta) => Some(delta.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn held_newline_pieces_are_released_as_separate_deltas() {
+        let options = ParsingOptions {
+            parse_tool_calls: true,
+            ..ParsingOptions::default()
+        };
+        let mut parser = StreamParser::new(options);
+        let mut out = Vec::new();
+        parser.push(Piece::text("C\n"), &mut out);
+        parser.push(Piece::text("\n"), &mut out);
+        assert!(out.is_empty());
+        parser.push(Piece::text(" x \n"), &mut out);
+        assert_eq!(content_texts(&out), ["C\n", "\n"]);
+        parser.push(Piece::text("\n"), &mut out);
+        parser.finish(&mut out);
+        assert_eq!(content_texts(&out), ["C\n", "\n", " x \n", "\n"]);
+    }
+
+    #[test]
+    fn newline_floods_keep_memory_bounded() {
+        let options = ParsingOptions {
+            parse_tool_calls: true,
+            ..ParsingOptions::default()
+        };
+        let mut parser = StreamParser::new(options);
+        let mut out = Vec::new();
+        for _ in 0..(MAX_HELD_PIECES * 3) {
+            parser.push(Piece::text("\n"), &mut out);
+            parser.push(Piece::text(""), &mut out);
+            assert!(parser.held_bytes() <= MAX_HELD_BYTES + 1);
+            assert!(parser.held_pieces() <= MAX_HELD_PIECES + 2);
+        }
+    }
+
+    #[test]
+    fn unterminated_markup_keeps_memory_bounded() {
+        let options = ParsingOptions {
+            starts_in_tool_calls: true,
+            ..ParsingOptions::default()
+        };
+        let mut parser = StreamParser::new(options);
+        let mut out = Vec::new();
+        parser.push(Piece::text("<｜DSML｜invoke name=\""), &mut out);
+        let chunk = "x".repeat(1024);
+        for _ in 0..(MAX_TOOL_NAME_BYTES / 1024 * 4) {
+            parser.push(Piece::text(chunk.clone()), &mut out);
+            assert!(parser.held_bytes() <= 1024);
+        }
+        parser.push(Piece::text("\">"), &mut out);
+        let name_len = out.iter().find_map(|event| match event {
+            ParserEvent::ToolCallStart { name, .. } => Some(name.len()),
+            _ => None,
+        });
+        assert_eq!(name_len, Some(MAX_TOOL_NAME_BYTES));
+    }
+
+    #[test]
+    fn string_values_are_json_escaped() {
+        assert_eq!(
+            escape_json_string("a\"b\\c\n\u{1}é/"),
+            "a\\\"b\\\\c\\n\\u0001é/"
+        );
     }
 }
