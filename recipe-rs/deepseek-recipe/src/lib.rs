@@ -10,4 +10,5 @@ pub mod stream;
 pub mod tokenizer;
 
 pub use error::{ApiError, Error, Result};
+pub use stream::{Chunk, InferenceChunk, ParsingOptions, StreamParser, StreamProcessor};
 pub use tokenizer::{IncrementalDecoder, Tokenizer};
