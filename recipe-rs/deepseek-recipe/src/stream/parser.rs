@@ -238,8 +238,6 @@ pub struct StreamParser {
     tool_calls: usize,
     tool_name: String,
     parameters: usize,
-    saw_reasoning: bool,
-    saw_content: bool,
     /// Backticks seen in JSON prefix text: the current run, or 3 once a run of three was seen.
     prefix_backticks: u8,
     /// Offset in the held text where the latest piece starts.
@@ -288,8 +286,6 @@ impl StreamParser {
             tool_calls: 0,
             tool_name: String::new(),
             parameters: 0,
-            saw_reasoning: false,
-            saw_content: false,
             prefix_backticks: 0,
             piece_start: 0,
             skip_empty_pieces: false,
@@ -308,11 +304,6 @@ impl StreamParser {
     /// Number of tool calls started so far.
     pub fn tool_call_count(&self) -> usize {
         self.tool_calls
-    }
-
-    /// Whether any reasoning delta with text was produced.
-    pub fn has_reasoning_text(&self) -> bool {
-        self.saw_reasoning
     }
 
     /// Bytes of text currently held back (waiting for more input).
@@ -668,10 +659,8 @@ impl StreamParser {
             let logprobs = std::mem::take(&mut self.parts[index].logprobs);
             let delta = TextDelta { text, logprobs };
             if self.state == State::Reasoning {
-                self.saw_reasoning |= !delta.text.is_empty();
                 out.push(ParserEvent::Reasoning(delta));
             } else {
-                self.saw_content = true;
                 out.push(ParserEvent::Content(delta));
             }
         }
