@@ -89,3 +89,17 @@ impl Accumulator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_frames_name_their_event_and_end_with_a_blank_line() {
+        assert_eq!(
+            sse_frame(Some("ping"), r#"{"type":"ping"}"#),
+            "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+        );
+        assert_eq!(sse_frame(None, "[DONE]"), "data: [DONE]\n\n");
+    }
+}
