@@ -321,10 +321,11 @@ impl StreamParser {
     }
 
     /// Start of a suffix of `hay` that `marker` may still complete. With token input the DSML
-    /// token and `</think>` are whole special tokens, so only a prefix ending right before a
-    /// special token counts.
+    /// token and `</think>` are whole special tokens, so for the markup markers only a prefix
+    /// ending right before a special token counts (stop sequences and fences are plain text).
     fn partial_start(&self, hay: &str, marker: &str) -> Option<usize> {
-        if !self.token_mode {
+        let markup = marker == THINK_END || marker.contains(DSML);
+        if !self.token_mode || !markup {
             return partial_marker_start(hay, marker);
         }
         let longest = (marker.len() - 1).min(hay.len());
