@@ -6,6 +6,12 @@ use super::inference::TokenLogprobs;
 use super::logprobs::{token_display, LogprobEntry, TopLogprobEntry};
 use super::parser::Piece;
 
+/// Pending bytes beyond this are released lossily (a UTF-8 character needs at most 4), so byte
+/// soup cannot grow memory.
+pub const MAX_PENDING_BYTES: usize = 64;
+/// Pending ids beyond this lose their log probabilities (memory bound on runs of invalid ids).
+pub const MAX_PENDING_LOGPROBS: usize = 4096;
+
 /// What the stream processor needs from a tokenizer.
 pub trait TokenText {
     /// The bytes token `id` decodes to (special tokens: their literal spelling); `None` for
@@ -115,11 +121,17 @@ impl TokenDecoder {
             }
             self.pending_bytes.extend_from_slice(bytes);
             self.pending_logprobs.push(entry);
+            if self.pending_logprobs.len() > MAX_PENDING_LOGPROBS {
+                // Memory bound: such a long pending run reports no log probabilities.
+                self.pending_logprobs.clear();
+                self.pending_logprobs.push(None);
+            }
             self.pending_ids += 1;
             let run_ends = ids
                 .get(position + 1)
                 .is_none_or(|&next| tokenizer.is_special(next));
-            if run_ends && self.text_complete() {
+            let overflow = self.pending_bytes.len() > MAX_PENDING_BYTES;
+            if run_ends && (overflow || self.text_complete()) {
                 self.release(&mut current, &mut result);
                 has_current = true;
             }

@@ -39,9 +39,9 @@ const FENCE_OPEN: &str = "```\n";
 const FENCE_CLOSE: &str = "\n```";
 /// Held text beyond this many bytes is released even if it could still change meaning, so
 /// adversarial input (e.g. endless newline runs) cannot grow the parser's memory.
-pub const MAX_HELD_BYTES: usize = 1 << 16;
+pub const MAX_HELD_BYTES: usize = 1 << 14;
 /// Held pieces beyond this count are released likewise (empty pieces hold no bytes).
-pub const MAX_HELD_PIECES: usize = 4096;
+pub const MAX_HELD_PIECES: usize = 1024;
 /// Tool names longer than this are truncated (memory bound on adversarial input).
 pub const MAX_TOOL_NAME_BYTES: usize = 1 << 16;
 
