@@ -605,11 +605,7 @@ impl ResponsesGenerator {
                 event.logprobs = Some(delta.logprobs);
                 out.push(event);
             }
-            OutputEvent::ToolCallStart {
-                index: call,
-                id,
-                name,
-            } => {
+            OutputEvent::ToolCallStart { id, name, .. } => {
                 self.close_open(true, "completed", out);
                 let number = self.response.output.len();
                 let response_id = &self.config.id;
@@ -635,7 +631,6 @@ impl ResponsesGenerator {
                         arguments: String::new(),
                     }
                 };
-                let _ = call;
                 self.add_item(item, out);
             }
             OutputEvent::ToolCallArguments { fragment, .. } => {
