@@ -34,6 +34,11 @@ class Tokenizer:
         """Wrap a native tokenizer; use the class methods to make one."""
         self._native = native
 
+    @property
+    def native(self) -> _native.Tokenizer:
+        """The native handle, for other `deepseek_recipe` modules that pass it to `_native`."""
+        return self._native
+
     @classmethod
     def deepseek_v4(cls) -> Tokenizer:
         """The bundled DeepSeek V4 tokenizer (parsed once per process)."""
@@ -108,7 +113,7 @@ class IncrementalDecoder:
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         """A decoder over `tokenizer` with nothing pending."""
-        self._native = _native.IncrementalDecoder(tokenizer._native)
+        self._native = _native.IncrementalDecoder(tokenizer.native)
 
     def push(self, ids: Sequence[int]) -> str:
         """Add `ids`; return the newly complete text (possibly empty)."""

@@ -64,7 +64,7 @@ def main() -> int:
     out.write(f"{EXPECTED_UNICODE}, as Oniguruma in the reference).\n\n")
     out.write("use super::chars::Kind;\n\n")
     out.write("/// Inclusive code point ranges whose kind is not [`Kind::Other`], sorted.\n")
-    out.write("#[rustfmt::skip]\npub(super) static KIND_RANGES: &[(u32, u32, Kind)] = &[\n")
+    out.write("#[rustfmt::skip]\npub(super) const KIND_RANGES: &[(u32, u32, Kind)] = &[\n")
     for start, end, kind in ranges:
         if kind != "Other":
             out.write(f"    (0x{start:X}, 0x{end:X}, Kind::{kind}),\n")

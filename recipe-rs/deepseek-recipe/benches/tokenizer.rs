@@ -72,6 +72,28 @@ fn encode_throughput(c: &mut Criterion) {
     group.finish();
 }
 
+fn long_runs_throughput(c: &mut Criterion) {
+    let tokenizer = Tokenizer::deepseek_v4();
+    // Long runs of one character are single huge words: the BPE heap path.
+    let runs: Vec<String> = ["a", " ", "\n", "-", "中", "😀", "é", "ab"]
+        .iter()
+        .flat_map(|unit| [200, 1000, 5000].map(|count| unit.repeat(count)))
+        .collect();
+    let mut group = c.benchmark_group("encode_runs");
+    group.throughput(Throughput::Bytes(
+        runs.iter().map(|run| run.len() as u64).sum(),
+    ));
+    group.sample_size(20);
+    group.bench_function("long_runs", |b| {
+        b.iter(|| {
+            runs.iter()
+                .map(|run| tokenizer.encode(run, false).len())
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
 fn decode_throughput(c: &mut Criterion) {
     let tokenizer = Tokenizer::deepseek_v4();
     let ids = tokenizer.encode(&mixed_corpus(1 << 20), false);
@@ -82,5 +104,10 @@ fn decode_throughput(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, encode_throughput, decode_throughput);
+criterion_group!(
+    benches,
+    encode_throughput,
+    long_runs_throughput,
+    decode_throughput
+);
 criterion_main!(benches);

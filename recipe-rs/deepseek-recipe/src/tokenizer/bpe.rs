@@ -49,7 +49,9 @@ pub(super) struct EncodeState<'t> {
     symbols: Vec<u32>,
     ranks: Vec<u64>,
     nodes: Vec<Node>,
-    heap: BinaryHeap<Reverse<(u32, u32, u32)>>,
+    /// Pending merges of the heap path as `rank << 32 | position`: the lowest rank pops first,
+    /// the leftmost among equal ranks.
+    heap: BinaryHeap<Reverse<u64>>,
     cache: FxHashMap<&'t [u8], (u32, u32)>,
     cached_ids: Vec<u32>,
 }
@@ -167,45 +169,50 @@ impl Bpe {
 
     fn merge_heap(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState<'_>) {
         let nodes = &mut state.nodes;
-        let heap = &mut state.heap;
         nodes.clear();
-        heap.clear();
         let last = word.len() - 1;
         nodes.extend(word.iter().enumerate().map(|(at, &byte)| Node {
             id: self.byte_ids[usize::from(byte)],
             prev: if at == 0 { NONE } else { at as u32 - 1 },
             next: if at == last { NONE } else { at as u32 + 1 },
         }));
-        for at in 0..last {
-            if let Some(merge) = self.merge_of(nodes[at].id, nodes[at + 1].id) {
-                heap.push(Reverse((merge.rank, at as u32, merge.id)));
-            }
-        }
-        while let Some(Reverse((_, at, merged))) = heap.pop() {
+        let queued = |rank: u32, at: u32| Reverse((u64::from(rank) << 32) | u64::from(at));
+        let mut pending = std::mem::take(&mut state.heap).into_vec();
+        pending.clear();
+        pending.extend((0..last).filter_map(|at| {
+            let merge = self.merge_of(nodes[at].id, nodes[at + 1].id)?;
+            Some(queued(merge.rank, at as u32))
+        }));
+        let mut heap = BinaryHeap::from(pending);
+        while let Some(Reverse(key)) = heap.pop() {
+            let (rank, at) = ((key >> 32) as u32, key as u32);
             let node = nodes[at as usize];
             if node.id == NONE || node.next == NONE {
                 continue;
             }
             let right = nodes[node.next as usize];
-            // A stale entry: the pair at `at` changed since it was queued.
-            if self.merge_of(node.id, right.id).map(|merge| merge.id) != Some(merged) {
-                continue;
-            }
+            // A stale entry: the pair at `at` changed since it was queued. Ranks identify pairs,
+            // and a position's left symbol only ever grows, so an equal rank means the same pair.
+            let merged = match self.merge_of(node.id, right.id) {
+                Some(merge) if merge.rank == rank => merge.id,
+                _ => continue,
+            };
             nodes[at as usize].id = merged;
             nodes[at as usize].next = right.next;
             nodes[node.next as usize].id = NONE;
             if right.next != NONE {
                 nodes[right.next as usize].prev = at;
                 if let Some(merge) = self.merge_of(merged, nodes[right.next as usize].id) {
-                    heap.push(Reverse((merge.rank, at, merge.id)));
+                    heap.push(queued(merge.rank, at));
                 }
             }
             if node.prev != NONE {
                 if let Some(merge) = self.merge_of(nodes[node.prev as usize].id, merged) {
-                    heap.push(Reverse((merge.rank, node.prev, merge.id)));
+                    heap.push(queued(merge.rank, node.prev));
                 }
             }
         }
+        state.heap = heap;
         let mut at = 0;
         while at != NONE {
             let node = nodes[at as usize];

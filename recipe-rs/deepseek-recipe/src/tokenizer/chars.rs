@@ -40,12 +40,31 @@ const ASCII_KINDS: [Kind; 128] = {
     table
 };
 
+/// The kind of every Basic Multilingual Plane code point, expanded from [`KIND_RANGES`].
+static BMP_KINDS: [Kind; 0x10000] = {
+    let mut table = [Kind::Other; 0x10000];
+    let mut range = 0;
+    while range < KIND_RANGES.len() {
+        let (start, end, kind) = KIND_RANGES[range];
+        let mut code = start;
+        while code <= end && code < 0x10000 {
+            table[code as usize] = kind;
+            code += 1;
+        }
+        range += 1;
+    }
+    table
+};
+
 /// The kind of `c`.
 #[inline]
 pub(super) fn kind_of(c: char) -> Kind {
     let code = c as u32;
     if code < 128 {
         return ASCII_KINDS[code as usize];
+    }
+    if code < 0x10000 {
+        return BMP_KINDS[code as usize];
     }
     match KIND_RANGES.binary_search_by(|&(start, end, _)| {
         if end < code {
@@ -115,6 +134,16 @@ mod tests {
                 .map_or(Kind::Other, |&(_, _, kind)| kind);
             assert_eq!(ascii_kind(byte), from_ranges, "byte {byte:#x}");
         }
+    }
+
+    #[test]
+    fn bmp_table_agrees_with_the_generated_ranges() {
+        for &(start, end, kind) in KIND_RANGES.iter().filter(|range| range.0 < 0x10000) {
+            for code in [start, (start + end) / 2, end.min(0xFFFF)] {
+                assert_eq!(BMP_KINDS[code as usize], kind, "U+{code:04X}");
+            }
+        }
+        assert_eq!(BMP_KINDS[0xD800], Kind::Other);
     }
 
     #[test]

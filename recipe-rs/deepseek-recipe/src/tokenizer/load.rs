@@ -3,6 +3,7 @@
 //! Anything that would change the ids or the decoded text and is not implemented here is refused
 //! with [`Error::Tokenizer`] naming the feature, never silently ignored.
 
+use std::borrow::{Borrow, Cow};
 use std::fmt;
 
 use rustc_hash::FxHashMap;
@@ -20,7 +21,7 @@ use crate::error::{Error, Result};
 const MAX_TOKEN_ID: u32 = 1 << 24;
 
 #[derive(Deserialize)]
-struct TokenizerFile {
+struct TokenizerFile<'a> {
     #[serde(default)]
     truncation: Value,
     #[serde(default)]
@@ -35,7 +36,8 @@ struct TokenizerFile {
     post_processor: Value,
     #[serde(default)]
     decoder: Value,
-    model: ModelSpec,
+    #[serde(borrow)]
+    model: ModelSpec<'a>,
 }
 
 #[derive(Deserialize)]
@@ -57,7 +59,7 @@ fn default_true() -> bool {
 }
 
 #[derive(Deserialize)]
-struct ModelSpec {
+struct ModelSpec<'a> {
     #[serde(rename = "type", default)]
     kind: Option<String>,
     #[serde(default)]
@@ -68,42 +70,86 @@ struct ModelSpec {
     end_of_word_suffix: Option<String>,
     #[serde(default)]
     ignore_merges: bool,
-    vocab: FxHashMap<String, u32>,
-    merges: Vec<MergeSpec>,
+    #[serde(borrow)]
+    vocab: FxHashMap<Spelling<'a>, u32>,
+    #[serde(borrow)]
+    merges: Vec<MergeSpec<'a>>,
+}
+
+/// A token spelling, borrowed from the JSON text unless it contains escapes.
+#[derive(PartialEq, Eq, Hash)]
+struct Spelling<'a>(Cow<'a, str>);
+
+impl Borrow<str> for Spelling<'_> {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Spelling<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SpellingVisitor;
+        impl<'de> Visitor<'de> for SpellingVisitor {
+            type Value = Spelling<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a token spelling")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Spelling(Cow::Borrowed(text)))
+            }
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Spelling(Cow::Owned(text.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(SpellingVisitor)
+    }
 }
 
 /// One merge line: `"left right"` (format 1) or `["left", "right"]` (format 2).
-struct MergeSpec(String, String);
+struct MergeSpec<'a>(Cow<'a, str>, Cow<'a, str>);
 
-impl<'de> Deserialize<'de> for MergeSpec {
+impl<'de: 'a, 'a> Deserialize<'de> for MergeSpec<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct MergeVisitor;
         impl<'de> Visitor<'de> for MergeVisitor {
-            type Value = MergeSpec;
+            type Value = MergeSpec<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a merge as \"left right\" or [left, right]")
             }
-            fn visit_str<E: de::Error>(self, line: &str) -> Result<MergeSpec, E> {
-                let mut parts = line.split(' ');
-                match (parts.next(), parts.next(), parts.next()) {
-                    (Some(left), Some(right), None) => Ok(MergeSpec(left.into(), right.into())),
-                    _ => Err(E::custom(format!("merge {line:?} is not two tokens"))),
-                }
+            fn visit_borrowed_str<E: de::Error>(self, line: &'de str) -> Result<Self::Value, E> {
+                let (left, right) = split_merge(line)?;
+                Ok(MergeSpec(Cow::Borrowed(left), Cow::Borrowed(right)))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MergeSpec, A::Error> {
-                let left: String = seq
+            fn visit_str<E: de::Error>(self, line: &str) -> Result<Self::Value, E> {
+                let (left, right) = split_merge(line)?;
+                Ok(MergeSpec(
+                    Cow::Owned(left.to_owned()),
+                    Cow::Owned(right.to_owned()),
+                ))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let left: Spelling<'de> = seq
                     .next_element()?
                     .ok_or_else(|| de::Error::invalid_length(0, &self))?;
-                let right: String = seq
+                let right: Spelling<'de> = seq
                     .next_element()?
                     .ok_or_else(|| de::Error::invalid_length(1, &self))?;
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
                     return Err(de::Error::invalid_length(3, &self));
                 }
-                Ok(MergeSpec(left, right))
+                Ok(MergeSpec(left.0, right.0))
             }
         }
         deserializer.deserialize_any(MergeVisitor)
+    }
+}
+
+/// The two tokens of a `"left right"` merge line.
+fn split_merge<E: de::Error>(line: &str) -> Result<(&str, &str), E> {
+    let mut parts = line.split(' ');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(left), Some(right), None) => Ok((left, right)),
+        _ => Err(E::custom(format!("merge {line:?} is not two tokens"))),
     }
 }
 
@@ -133,13 +179,15 @@ pub(super) fn parse(json: &[u8]) -> Result<Parts> {
     let mut byte_ids = [0u32; 256];
     for (byte, slot) in byte_ids.iter_mut().enumerate() {
         let spelling = BYTE_CHARS[byte].to_string();
-        *slot = *vocab.get(&spelling).ok_or_else(|| {
+        *slot = *vocab.get(spelling.as_str()).ok_or_else(|| {
             unsupported(format!(
                 "the vocabulary lacks the byte-level token for byte {byte:#04x}"
             ))
         })?;
     }
-    let mut merges = FxHashMap::default();
+    let mut merges =
+        FxHashMap::with_capacity_and_hasher(file.model.merges.len(), Default::default());
+    let mut merged_spelling = String::new();
     for (rank, MergeSpec(left, right)) in file.model.merges.iter().enumerate() {
         let id_of = |token: &str| {
             vocab.get(token).copied().ok_or_else(|| {
@@ -148,7 +196,10 @@ pub(super) fn parse(json: &[u8]) -> Result<Parts> {
                 ))
             })
         };
-        let merged = id_of(&format!("{left}{right}"))?;
+        merged_spelling.clear();
+        merged_spelling.push_str(left);
+        merged_spelling.push_str(right);
+        let merged = id_of(&merged_spelling)?;
         let rank = u32::try_from(rank).map_err(|_| unsupported("more than 2^32 merges"))?;
         // A repeated pair keeps its last rank, as the reference's map does.
         merges.insert((id_of(left)?, id_of(right)?), Merge { rank, id: merged });
@@ -175,10 +226,10 @@ pub(super) fn parse(json: &[u8]) -> Result<Parts> {
     }
     let size = max_id as usize + 1;
     let mut tokens: Vec<Option<Box<str>>> = vec![None; size];
-    let mut ids = FxHashMap::default();
+    let mut ids = FxHashMap::with_capacity_and_hasher(size, Default::default());
     let entries = vocab
         .iter()
-        .map(|(spelling, &id)| (spelling.as_str(), id))
+        .map(|(spelling, &id)| (spelling.borrow(), id))
         .chain(
             file.added_tokens
                 .iter()

@@ -269,6 +269,58 @@ mod tests {
         assert!(!decoder.has_pending());
     }
 
+    /// Deterministic pseudo-random text over all planes, with special spellings and runs mixed in.
+    fn random_text(seed: &mut u64, len: usize) -> String {
+        const PIECES: &[&str] = &[
+            "<｜User｜>",
+            "<think>",
+            "｜DSML｜",
+            " ",
+            "\r\n",
+            "123456",
+            "中文",
+        ];
+        let mut next = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed
+        };
+        let mut text = String::new();
+        for _ in 0..len {
+            let roll = next();
+            match roll % 8 {
+                0 => text.push_str(PIECES[(roll >> 8) as usize % PIECES.len()]),
+                1 => text.push(char::from(b' ' + (roll >> 8) as u8 % 95)),
+                2 => text.extend(std::iter::repeat_n('a', (roll >> 8) as usize % 300)),
+                _ => {
+                    text.push(char::from_u32((roll >> 8) as u32 % 0x11_0000).unwrap_or('\u{FFFD}'))
+                }
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn random_text_round_trips_and_streams() {
+        let tokenizer = v4();
+        let mut seed = 0x1234_5678_9ABC_DEF1;
+        for round in 0..200 {
+            let text = random_text(&mut seed, round % 40);
+            for allow_special in [false, true] {
+                let ids = tokenizer.encode(&text, allow_special);
+                assert_eq!(tokenizer.decode(&ids).ok().as_deref(), Some(text.as_str()));
+                let mut decoder = tokenizer.incremental_decoder();
+                let mut streamed = String::new();
+                for chunk in ids.chunks(1 + round % 3) {
+                    streamed += &decoder.push(chunk).unwrap_or_default();
+                }
+                streamed += &decoder.finish();
+                assert_eq!(streamed, text);
+            }
+        }
+    }
+
     #[test]
     fn special_ranges_are_single_tokens() {
         let tokenizer = v4();

@@ -6,7 +6,7 @@ use super::chars::Kind;
 
 /// Inclusive code point ranges whose kind is not [`Kind::Other`], sorted.
 #[rustfmt::skip]
-pub(super) static KIND_RANGES: &[(u32, u32, Kind)] = &[
+pub(super) const KIND_RANGES: &[(u32, u32, Kind)] = &[
     (0x9, 0xD, Kind::Space),
     (0x20, 0x20, Kind::Space),
     (0x21, 0x2F, Kind::PunctOrSymbol),
