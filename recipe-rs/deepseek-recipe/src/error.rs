@@ -13,6 +13,10 @@ pub enum Error {
     /// The request parsed but is invalid (the convert stage): the official HTTP status and error body.
     #[error("{}", .0.error.message)]
     Api(ApiError),
+    /// A stream processor was misused or fed invalid input (the reference's `RuntimeError`),
+    /// e.g. `stream processor has finished`.
+    #[error("{0}")]
+    Stream(String),
     /// The tokenizer could not be loaded (invalid or unsupported `tokenizer.json`), or was given an
     /// unknown token id or an invalid special range.
     #[error("{0}")]

@@ -7,6 +7,7 @@
 pub mod conversation;
 pub mod encoding;
 pub mod error;
+pub mod stream;
 pub mod tokenizer;
 
 pub use encoding::{Encoding, PromptFormat, RenderedPrompt, SpecialTokens};
@@ -15,4 +16,5 @@ pub mod convert;
 pub mod protocol;
 
 pub use convert::{convert_json, ConversionOptions, ConvertedRequest, ModelVersion, Protocol};
+pub use stream::{Chunk, InferenceChunk, StreamParser, StreamProcessor};
 pub use tokenizer::{IncrementalDecoder, Tokenizer};

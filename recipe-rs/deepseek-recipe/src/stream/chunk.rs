@@ -1,0 +1,105 @@
+//! Protocol chunks, their SSE framing, and accumulation into complete responses.
+
+use super::chat::{ChatChunk, ChatResponse};
+use super::messages::{MessagesEvent, MessagesResponse};
+use super::responses::{ResponsesEvent, ResponsesResponse};
+
+/// One protocol chunk (Chat) or event (Responses, Messages).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Chunk {
+    /// A `chat.completion.chunk`.
+    Chat(ChatChunk),
+    /// An Anthropic Messages event.
+    Messages(MessagesEvent),
+    /// An OpenAI Responses event.
+    Responses(Box<ResponsesEvent>),
+}
+
+impl Chunk {
+    /// The chunk as compact JSON text, byte-exact with the official API.
+    pub fn to_json(&self) -> String {
+        let json = match self {
+            Self::Chat(chunk) => serde_json::to_string(chunk),
+            Self::Messages(event) => serde_json::to_string(event),
+            Self::Responses(event) => serde_json::to_string(event),
+        };
+        json.expect("chunk types always serialise")
+    }
+
+    /// The SSE `event:` name (`None` for Chat, which sends bare `data:` lines).
+    pub fn sse_event(&self) -> Option<&'static str> {
+        match self {
+            Self::Chat(_) => None,
+            Self::Messages(event) => Some(event.name()),
+            Self::Responses(event) => Some(event.kind),
+        }
+    }
+
+    /// The chunk framed as one server-sent event (`event: …\ndata: …\n\n`).
+    pub fn to_sse(&self) -> String {
+        sse_frame(self.sse_event(), &self.to_json())
+    }
+}
+
+/// Frames `data` as one server-sent event.
+pub fn sse_frame(event: Option<&str>, data: &str) -> String {
+    match event {
+        Some(event) => format!("event: {event}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}
+
+/// A complete (non-streamed) response accumulated from the chunks of one protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Accumulator {
+    /// A `chat.completion`.
+    Chat(ChatResponse),
+    /// An Anthropic `message`.
+    Messages(MessagesResponse),
+    /// An OpenAI `response`.
+    Responses(Box<ResponsesResponse>),
+}
+
+impl Accumulator {
+    /// Adds one chunk (chunks of another protocol are ignored).
+    pub fn accumulate(&mut self, chunk: &Chunk) {
+        match (self, chunk) {
+            (Self::Chat(response), Chunk::Chat(chunk)) => response.accumulate(chunk),
+            (Self::Messages(response), Chunk::Messages(event)) => response.accumulate(event),
+            (Self::Responses(response), Chunk::Responses(event)) => response.accumulate(event),
+            _ => {}
+        }
+    }
+
+    /// The response as compact JSON text.
+    pub fn to_json(&self) -> String {
+        let json = match self {
+            Self::Chat(response) => serde_json::to_string(response),
+            Self::Messages(response) => serde_json::to_string(&response.message()),
+            Self::Responses(response) => serde_json::to_string(response.response()),
+        };
+        json.expect("response types always serialise")
+    }
+
+    /// The data of the protocol's terminal SSE message (`[DONE]` for Chat), if it has one.
+    pub fn sse_done_data(&self) -> Option<&'static str> {
+        match self {
+            Self::Chat(_) => Some("[DONE]"),
+            Self::Messages(_) | Self::Responses(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_frames_name_their_event_and_end_with_a_blank_line() {
+        assert_eq!(
+            sse_frame(Some("ping"), r#"{"type":"ping"}"#),
+            "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+        );
+        assert_eq!(sse_frame(None, "[DONE]"), "data: [DONE]\n\n");
+    }
+}

@@ -1,0 +1,26 @@
+//! Model output → protocol chunks: the incremental output parser, per-protocol generators,
+//! SSE framing and accumulation into complete responses.
+//!
+//! [`StreamProcessor`] ties it together: push [`InferenceChunk`]s, get [`Chunk`]s.
+
+pub mod chat;
+pub mod chunk;
+pub mod decode;
+pub mod events;
+pub mod ids;
+pub mod inference;
+pub mod logprobs;
+pub mod messages;
+pub mod parser;
+pub mod parsing_options;
+pub mod processor;
+pub mod responses;
+pub mod token_text;
+
+pub use chunk::{Accumulator, Chunk};
+pub use decode::TokenText;
+pub use inference::{InferenceChunk, InferenceFinishReason, PromptUsage};
+pub use parser::{Piece, StreamParser};
+pub use parsing_options::{ParsingOptions, ThinkingInitialStage};
+pub use processor::{GeneratorConfig, StreamProcessor};
+pub use token_text::TokenizerText;

@@ -1,0 +1,491 @@
+//! The incremental output parser: model text pieces in, reasoning/content deltas and tool-call
+//! fragments out.
+//!
+//! The parser keeps the unconsumed text of the current pieces ("held" text) together with the
+//! piece boundaries, because delta granularity follows pieces: every piece's share of a run of
+//! reasoning or content text becomes one delta. Only text that can still change meaning is held
+//! (a suffix that may start a marker, trailing newlines that may be trimmed, pending leading
+//! newlines), so the held text stays short and each piece is scanned a bounded number of times.
+
+mod fragment;
+mod markup;
+mod text;
+
+pub use fragment::{escape_json_string, ArgumentFragment};
+use text::JsonStage;
+
+use super::logprobs::LogprobEntry;
+use super::parsing_options::{ParsingOptions, ThinkingInitialStage};
+
+/// Closes the reasoning section (and is dropped wherever else it appears in content).
+const THINK_END: &str = "</think>";
+/// The DSML token that every tool-call tag carries.
+const DSML: &str = "｜DSML｜";
+/// Opens a tool-call block from reasoning or content.
+const DSML_OPEN: &str = "<｜DSML｜";
+/// Closes a value, an invoke or the block.
+const DSML_CLOSE: &str = "</｜DSML｜";
+/// What follows the DSML token (after optional whitespace) at an invoke start.
+const INVOKE_START: &str = "invoke name=\"";
+/// What follows the DSML token (after optional whitespace) at a parameter start.
+const PARAMETER_START: &str = "parameter name=";
+/// Ends the attribute skip of a string parameter.
+const STRING_VALUE: &str = "true\">";
+/// Ends the attribute skip of a raw (non-string) parameter.
+const RAW_VALUE: &str = "false\">";
+/// JSON output mode fences and the bare-JSON openers.
+const FENCE_OPEN_JSON: &str = "```json\n";
+const FENCE_OPEN: &str = "```\n";
+const FENCE_CLOSE: &str = "\n```";
+/// Held text beyond this many bytes is released even if it could still change meaning, so
+/// adversarial input (e.g. endless newline runs) cannot grow the parser's memory.
+pub const MAX_HELD_BYTES: usize = 1 << 14;
+/// Held pieces beyond this count are released likewise (empty pieces hold no bytes).
+pub const MAX_HELD_PIECES: usize = 1024;
+/// Tool names longer than this are truncated (memory bound on adversarial input).
+pub const MAX_TOOL_NAME_BYTES: usize = 1 << 16;
+
+/// One piece of model output: a text chunk, or the decoded text of consecutive tokens.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Piece {
+    /// The piece's text.
+    pub text: String,
+    /// Log probabilities of the tokens that produced it (empty for text input).
+    pub logprobs: Vec<LogprobEntry>,
+    /// Decoded from token ids: `</think>` and `｜DSML｜` then only ever arrive as whole special
+    /// tokens, so text can only be waiting for them right before the DSML token.
+    pub from_tokens: bool,
+}
+
+impl Piece {
+    /// A text piece without log probabilities.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            logprobs: Vec::new(),
+            from_tokens: false,
+        }
+    }
+}
+
+/// A reasoning or content delta.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TextDelta {
+    /// The delta text.
+    pub text: String,
+    /// Log probabilities of the tokens whose text it carries.
+    pub logprobs: Vec<LogprobEntry>,
+}
+
+/// What the parser recognised in the output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParserEvent {
+    /// Reasoning text.
+    Reasoning(TextDelta),
+    /// Content text.
+    Content(TextDelta),
+    /// A tool call starts (its name is complete).
+    ToolCallStart {
+        /// Index of the call within the response.
+        index: usize,
+        /// The tool name as written.
+        name: String,
+    },
+    /// A fragment of a tool call's arguments.
+    ToolCallArguments {
+        /// Index of the call within the response.
+        index: usize,
+        /// The fragment.
+        fragment: ArgumentFragment,
+    },
+    /// A stop sequence matched in content: the output ends here.
+    StopSequence(String),
+}
+
+/// Where the parser is in the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Reasoning,
+    Content,
+    ToolBlock,
+    InvokeName,
+    Invoke,
+    ParamKey,
+    ParamAttributes,
+    ParamValue { string: bool },
+    AfterBlock,
+    Stopped,
+}
+
+/// One piece's share of the held text.
+#[derive(Debug, Clone)]
+struct Part {
+    /// Byte offset (in the held text) where the part ends.
+    end: usize,
+    /// The part is a whole piece (an empty whole piece still yields an empty delta).
+    whole: bool,
+    /// Log probabilities not yet attached to a delta.
+    logprobs: Vec<LogprobEntry>,
+    /// An empty piece that was already emitted.
+    consumed: bool,
+}
+
+/// The incremental output parser.
+#[derive(Debug, Clone)]
+pub struct StreamParser {
+    options: ParsingOptions,
+    state: State,
+    json: JsonStage,
+    /// Leading newlines of the current reasoning/content section are still being dropped.
+    strip_leading: bool,
+    /// Nothing but newlines/empty pieces arrived yet in the current section: they are held.
+    section_start: bool,
+    text: String,
+    parts: Vec<Part>,
+    /// The last piece ended exactly at a marker: the next piece continues that (empty) part.
+    continue_part: bool,
+    tool_calls: usize,
+    tool_name: String,
+    parameters: usize,
+    /// Backticks seen in JSON prefix text: the current run, or 3 once a run of three was seen.
+    prefix_backticks: u8,
+    /// Offset in the held text where the latest piece starts.
+    piece_start: usize,
+    /// Empty pieces are not emitted (flushing a section that never started).
+    skip_empty_pieces: bool,
+    /// A string value's opening quote waits for the value's first text.
+    open_quote_pending: bool,
+    /// The pending opening quote may wait (its `true">` did not span two pieces).
+    open_quote_may_wait: bool,
+    /// The latest piece came from token ids (see [`Piece::from_tokens`]).
+    token_mode: bool,
+    /// Reasoning ended with `</think>` (content newlines are then visible to stop sequences).
+    after_think: bool,
+}
+
+impl StreamParser {
+    /// A parser in the initial state the options describe.
+    pub fn new(options: ParsingOptions) -> Self {
+        let (state, strip_leading, section_start) = if options.starts_in_tool_calls {
+            (State::ToolBlock, false, false)
+        } else {
+            match options.thinking_initial_stage {
+                Some(ThinkingInitialStage::ReasoningStart) => (State::Reasoning, true, true),
+                Some(ThinkingInitialStage::ReasoningContinuation) => {
+                    (State::Reasoning, false, true)
+                }
+                Some(ThinkingInitialStage::ContentContinuation) => (State::Content, false, true),
+                None => (State::Content, true, true),
+            }
+        };
+        let json = if options.parse_json_output {
+            JsonStage::Prefix
+        } else {
+            JsonStage::Off
+        };
+        Self {
+            options,
+            state,
+            json,
+            strip_leading,
+            section_start,
+            text: String::new(),
+            parts: Vec::new(),
+            continue_part: false,
+            tool_calls: 0,
+            tool_name: String::new(),
+            parameters: 0,
+            prefix_backticks: 0,
+            piece_start: 0,
+            skip_empty_pieces: false,
+            open_quote_pending: false,
+            open_quote_may_wait: false,
+            token_mode: false,
+            after_think: false,
+        }
+    }
+
+    /// The options the parser was built with.
+    pub fn options(&self) -> &ParsingOptions {
+        &self.options
+    }
+
+    /// Number of tool calls started so far.
+    pub fn tool_call_count(&self) -> usize {
+        self.tool_calls
+    }
+
+    /// Bytes of text currently held back (waiting for more input).
+    pub fn held_bytes(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Pieces currently held back.
+    pub fn held_pieces(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Whether a stop sequence ended the output.
+    pub fn stopped(&self) -> bool {
+        self.state == State::Stopped
+    }
+
+    /// Feeds one piece; appends what it completes to `out`.
+    pub fn push(&mut self, piece: Piece, out: &mut Vec<ParserEvent>) {
+        if self.state == State::Stopped {
+            return;
+        }
+        let whole = !std::mem::take(&mut self.continue_part);
+        self.token_mode = piece.from_tokens;
+        self.piece_start = self.text.len();
+        self.text.push_str(&piece.text);
+        self.parts.push(Part {
+            end: self.text.len(),
+            whole,
+            logprobs: piece.logprobs,
+            consumed: false,
+        });
+        self.run(false, out);
+    }
+
+    /// Ends the input: flushes everything held.
+    pub fn finish(&mut self, out: &mut Vec<ParserEvent>) {
+        if self.state != State::Stopped {
+            self.run(true, out);
+        }
+        self.text.clear();
+        self.parts.clear();
+    }
+
+    /// Processes held text from its start; keeps what must wait for more input.
+    fn run(&mut self, at_end: bool, out: &mut Vec<ParserEvent>) {
+        let mut pos = 0;
+        let mut marker_end = None;
+        loop {
+            let step = match self.state {
+                State::Reasoning | State::Content => self.text_state(pos, at_end, out),
+                State::ToolBlock => self.tool_block(pos, at_end),
+                State::InvokeName => self.invoke_name(pos, out),
+                State::Invoke => self.invoke(pos, at_end, out),
+                State::ParamKey => self.param_key(pos, out),
+                State::ParamAttributes => self.param_attributes(pos, at_end),
+                State::ParamValue { string } => self.param_value(pos, string, at_end, out),
+                State::AfterBlock | State::Stopped => Step::Wait(self.text.len()),
+            };
+            match step {
+                Step::Marker(next) => {
+                    pos = next;
+                    marker_end = Some(next);
+                }
+                Step::Wait(keep) => {
+                    pos = keep;
+                    break;
+                }
+            }
+        }
+        self.continue_part = pos == self.text.len() && marker_end == Some(pos);
+        self.drain(pos);
+    }
+
+    /// Drops consumed text, keeping the boundaries of the parts still held. An empty piece at
+    /// `pos` stays held only while a text state holds it (pending leading-newline strip).
+    fn drain(&mut self, pos: usize) {
+        let text_state = matches!(self.state, State::Reasoning | State::Content);
+        let mut start = 0;
+        let mut consumed = 0;
+        for part in &self.parts {
+            let empty = part.end == start;
+            let done =
+                part.end < pos || (part.end == pos && (!empty || part.consumed || !text_state));
+            if !done {
+                break;
+            }
+            consumed += 1;
+            start = part.end;
+        }
+        self.parts.drain(..consumed);
+        if let Some(first) = self.parts.first_mut() {
+            first.whole &= start >= pos;
+        }
+        for part in &mut self.parts {
+            part.end -= pos;
+        }
+        self.piece_start = self.piece_start.saturating_sub(pos);
+        self.text.drain(..pos);
+    }
+
+    /// Whether a marker at `[start, end)` was completed by the latest piece (began in held
+    /// text): the reference then acts on a closing tag without waiting for its name.
+    fn spans_piece_start(&self, start: usize, end: usize) -> bool {
+        start < self.piece_start && end > self.piece_start
+    }
+
+    /// Start of a suffix of `hay` that `marker` may still complete. With token input the DSML
+    /// token and `</think>` are whole special tokens, so for the markup markers only a prefix
+    /// ending right before a special token counts (stop sequences and fences are plain text).
+    fn partial_start(&self, hay: &str, marker: &str) -> Option<usize> {
+        let markup = marker == THINK_END || marker.contains(DSML);
+        if !self.token_mode || !markup {
+            return partial_marker_start(hay, marker);
+        }
+        let longest = (marker.len() - 1).min(hay.len());
+        (1..=longest).rev().find_map(|len| {
+            let start = hay.len() - len;
+            let rest = marker.get(len..)?;
+            let special_next = rest.starts_with(DSML) || rest.starts_with(THINK_END);
+            let is_prefix = hay.is_char_boundary(start) && marker.starts_with(&hay[start..]);
+            (special_next && is_prefix).then_some(start)
+        })
+    }
+
+    /// Whether holding everything from `pos` would exceed the memory bounds.
+    fn over_hold_limit(&self, pos: usize) -> bool {
+        self.text.len() - pos > MAX_HELD_BYTES || self.parts.len() > MAX_HELD_PIECES
+    }
+
+    /// Start offset of part `index`.
+    fn part_start(&self, index: usize) -> usize {
+        if index == 0 {
+            0
+        } else {
+            self.parts[index - 1].end
+        }
+    }
+
+    /// Index of the part containing byte `offset` (the last part for the end offset).
+    fn part_at(&self, offset: usize) -> usize {
+        self.parts
+            .iter()
+            .position(|part| part.end > offset)
+            .unwrap_or(self.parts.len().saturating_sub(1))
+    }
+}
+
+/// What a state handler did.
+enum Step {
+    /// Consumed a marker; continue at this offset (possibly in a new state).
+    Marker(usize),
+    /// Needs more input; keep the held text from this offset.
+    Wait(usize),
+}
+
+/// Start of the longest non-empty suffix of `hay` that is a proper prefix of `marker`.
+fn partial_marker_start(hay: &str, marker: &str) -> Option<usize> {
+    let longest = (marker.len() - 1).min(hay.len());
+    (1..=longest).rev().find_map(|len| {
+        let start = hay.len() - len;
+        (hay.is_char_boundary(start) && marker.starts_with(&hay[start..])).then_some(start)
+    })
+}
+
+/// Offset from which `hay` must be kept because a suffix may start one of `markers`.
+fn keep_partial(hay: &str, markers: &[&str]) -> usize {
+    markers
+        .iter()
+        .filter_map(|marker| partial_marker_start(hay, marker))
+        .min()
+        .unwrap_or(hay.len())
+}
+
+/// The offset `count` characters before `at` (or 0).
+fn back_chars(hay: &str, at: usize, count: usize) -> usize {
+    hay[..at]
+        .char_indices()
+        .rev()
+        .take(count)
+        .last()
+        .map_or(at, |(offset, _)| offset)
+}
+
+/// Appends `text` to `target` without letting it grow past `limit` bytes.
+fn push_bounded(target: &mut String, text: &str, limit: usize) {
+    let room = limit.saturating_sub(target.len());
+    if text.len() <= room {
+        target.push_str(text);
+    } else {
+        let mut cut = room;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        target.push_str(&text[..cut]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content_texts(events: &[ParserEvent]) -> Vec<&str> {
+        events
+            .iter()
+            .filter_map(|event| match event {
+                ParserEvent::Content(delta) => Some(delta.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn held_newline_pieces_are_released_as_separate_deltas() {
+        let options = ParsingOptions {
+            parse_tool_calls: true,
+            ..ParsingOptions::default()
+        };
+        let mut parser = StreamParser::new(options);
+        let mut out = Vec::new();
+        parser.push(Piece::text("C\n"), &mut out);
+        parser.push(Piece::text("\n"), &mut out);
+        assert!(out.is_empty());
+        parser.push(Piece::text(" x \n"), &mut out);
+        assert_eq!(content_texts(&out), ["C\n", "\n"]);
+        parser.push(Piece::text("\n"), &mut out);
+        parser.finish(&mut out);
+        assert_eq!(content_texts(&out), ["C\n", "\n", " x \n", "\n"]);
+    }
+
+    #[test]
+    fn newline_floods_keep_memory_bounded() {
+        let options = ParsingOptions {
+            parse_tool_calls: true,
+            ..ParsingOptions::default()
+        };
+        let mut parser = StreamParser::new(options);
+        let mut out = Vec::new();
+        for _ in 0..(MAX_HELD_PIECES * 3) {
+            parser.push(Piece::text("\n"), &mut out);
+            parser.push(Piece::text(""), &mut out);
+            assert!(parser.held_bytes() <= MAX_HELD_BYTES + 1);
+            assert!(parser.held_pieces() <= MAX_HELD_PIECES + 2);
+        }
+    }
+
+    #[test]
+    fn unterminated_markup_keeps_memory_bounded() {
+        let options = ParsingOptions {
+            starts_in_tool_calls: true,
+            ..ParsingOptions::default()
+        };
+        let mut parser = StreamParser::new(options);
+        let mut out = Vec::new();
+        parser.push(Piece::text("<｜DSML｜invoke name=\""), &mut out);
+        let chunk = "x".repeat(1024);
+        for _ in 0..(MAX_TOOL_NAME_BYTES / 1024 * 4) {
+            parser.push(Piece::text(chunk.clone()), &mut out);
+            assert!(parser.held_bytes() <= 1024);
+        }
+        parser.push(Piece::text("\">"), &mut out);
+        let name_len = out.iter().find_map(|event| match event {
+            ParserEvent::ToolCallStart { name, .. } => Some(name.len()),
+            _ => None,
+        });
+        assert_eq!(name_len, Some(MAX_TOOL_NAME_BYTES));
+    }
+
+    #[test]
+    fn string_values_are_json_escaped() {
+        assert_eq!(
+            escape_json_string("a\"b\\c\n\u{1}é/"),
+            "a\\\"b\\\\c\\n\\u0001é/"
+        );
+    }
+}

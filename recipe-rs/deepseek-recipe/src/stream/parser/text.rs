@@ -1,0 +1,260 @@
+//! Reasoning and content: markers, holding, per-piece deltas and JSON output mode.
+
+use super::*;
+
+/// Stage of JSON output mode within content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum JsonStage {
+    /// JSON mode is off: content passes through.
+    Off,
+    /// Before the JSON document: every piece of text becomes one `" "`.
+    Prefix,
+    /// Inside a ```json fence: text passes through until the closing fence.
+    Fenced,
+    /// After the closing fence: every piece of text becomes one `" "`.
+    AfterFence,
+    /// Bare JSON started: everything passes through (up to a closing fence when the text
+    /// before the JSON had a ``` run).
+    Bare,
+}
+
+/// Markers the text states look for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marker {
+    StopSequence(usize),
+    ThinkEnd,
+    DsmlOpen,
+    FenceOpen,
+    FenceClose,
+    BareJson,
+}
+
+/// How a run of text-state text is trimmed before it is emitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trim {
+    None,
+    TrailingNewlines,
+}
+
+impl StreamParser {
+    /// The active markers of the current text state, in priority order.
+    fn markers(&self) -> Vec<(&str, Marker)> {
+        let mut markers = Vec::new();
+        if self.state == State::Content {
+            for (index, stop) in self.options.stop_sequences.iter().enumerate() {
+                if !stop.is_empty() {
+                    markers.push((stop.as_str(), Marker::StopSequence(index)));
+                }
+            }
+        }
+        markers.push((THINK_END, Marker::ThinkEnd));
+        if self.options.parse_tool_calls {
+            markers.push((DSML_OPEN, Marker::DsmlOpen));
+        }
+        if self.state == State::Content {
+            match self.json {
+                JsonStage::Prefix => {
+                    markers.push((FENCE_OPEN_JSON, Marker::FenceOpen));
+                    markers.push((FENCE_OPEN, Marker::FenceOpen));
+                    markers.push(("{", Marker::BareJson));
+                    markers.push(("[", Marker::BareJson));
+                }
+                JsonStage::Fenced => markers.push((FENCE_CLOSE, Marker::FenceClose)),
+                JsonStage::Bare if self.prefix_backticks >= 3 => {
+                    markers.push((FENCE_CLOSE, Marker::FenceClose));
+                }
+                JsonStage::Off | JsonStage::AfterFence | JsonStage::Bare => {}
+            }
+        }
+        markers
+    }
+
+    /// Reasoning and content: cut at markers, emit text per part, hold what may change.
+    pub(super) fn text_state(
+        &mut self,
+        pos: usize,
+        at_end: bool,
+        out: &mut Vec<ParserEvent>,
+    ) -> Step {
+        let markers = self.markers();
+        let hay = &self.text[pos..];
+        // Leading newlines of the initial content are gone before stop sequences see the text
+        // (after `</think>` they are still there).
+        let skipped = if self.strip_leading && self.state == State::Content && !self.after_think {
+            hay.len() - hay.trim_start_matches('\n').len()
+        } else {
+            0
+        };
+        let mut found: Option<(usize, usize, Marker)> = None;
+        // The marker that completes first wins (a short stop sequence inside a longer one).
+        for (marker, kind) in &markers {
+            if let Some(start) = hay[skipped..].find(marker).map(|at| at + skipped) {
+                let end = start + marker.len();
+                if found.is_none_or(|(_, best, _)| end < best) {
+                    found = Some((start, end, *kind));
+                }
+            }
+        }
+        let reasoning = self.state == State::Reasoning;
+        if let Some((start, end, kind)) = found {
+            if !reasoning {
+                self.section_start = false;
+            }
+            let trim = match kind {
+                Marker::ThinkEnd if reasoning => Trim::TrailingNewlines,
+                Marker::DsmlOpen => Trim::TrailingNewlines,
+                _ => Trim::None,
+            };
+            // Empty pieces directly before the JSON document (no prefix text) yield nothing.
+            let before = &self.text[pos..pos + start];
+            let visible = if self.strip_leading {
+                before.trim_start_matches('\n')
+            } else {
+                before
+            };
+            self.skip_empty_pieces =
+                matches!(kind, Marker::BareJson | Marker::FenceOpen) && visible.is_empty();
+            self.emit_text(pos, pos + start, trim, out);
+            self.skip_empty_pieces = false;
+            match kind {
+                Marker::StopSequence(index) => {
+                    let stop = self.options.stop_sequences[index].clone();
+                    out.push(ParserEvent::StopSequence(stop));
+                    self.state = State::Stopped;
+                    return Step::Wait(self.text.len());
+                }
+                Marker::ThinkEnd => {
+                    self.after_think |= reasoning;
+                    self.strip_leading = reasoning;
+                    self.section_start = reasoning;
+                    if reasoning {
+                        self.state = State::Content;
+                    }
+                }
+                Marker::DsmlOpen => {
+                    // The block scan starts at the DSML token itself, so an opener that is
+                    // already an invoke (`<｜DSML｜invoke name="…">`) starts a call.
+                    self.state = State::ToolBlock;
+                    return Step::Marker(pos + start + 1);
+                }
+                Marker::FenceOpen => {
+                    self.json = JsonStage::Fenced;
+                    self.strip_leading = false;
+                }
+                Marker::FenceClose => self.json = JsonStage::AfterFence,
+                Marker::BareJson => {
+                    self.json = JsonStage::Bare;
+                    self.strip_leading = false;
+                    self.emit_text(pos + start, pos + end, Trim::None, out);
+                }
+            }
+            return Step::Marker(pos + end);
+        }
+        // Nothing visible yet: leading newlines that will be stripped, or empty pieces.
+        let only_newlines = if self.strip_leading {
+            hay.bytes().all(|byte| byte == b'\n')
+        } else {
+            hay.is_empty()
+        };
+        if at_end {
+            if !(self.section_start && only_newlines) {
+                self.emit_text(pos, self.text.len(), Trim::None, out);
+            }
+            return Step::Wait(self.text.len());
+        }
+        if self.section_start && only_newlines && !self.over_hold_limit(pos) {
+            return Step::Wait(pos);
+        }
+        let mut hold = self.text.len();
+        for (marker, _) in &markers {
+            if let Some(start) = self.partial_start(hay, marker) {
+                hold = hold.min(pos + start);
+            }
+        }
+        let newline_hold = reasoning
+            || self.options.parse_tool_calls
+            || matches!(self.json, JsonStage::Bare | JsonStage::Fenced);
+        if newline_hold {
+            hold = pos + self.text[pos..hold].trim_end_matches('\n').len();
+        }
+        let keep = self.hold_from(pos, hold);
+        self.emit_text(pos, keep, Trim::None, out);
+        Step::Wait(keep)
+    }
+
+    /// Where held text starts when `hold` is the first byte that may still change meaning: the
+    /// start of that byte's part (never before `pos`), unless too much is held already.
+    pub(super) fn hold_from(&self, pos: usize, hold: usize) -> usize {
+        if hold >= self.text.len() {
+            return self.text.len();
+        }
+        if self.over_hold_limit(pos) {
+            return self.text.len();
+        }
+        self.part_start(self.part_at(hold)).max(pos)
+    }
+
+    /// Emits `[start, end)` of the held text as reasoning/content deltas, one per part.
+    fn emit_text(&mut self, start: usize, end: usize, trim: Trim, out: &mut Vec<ParserEvent>) {
+        let mut from = start;
+        let mut to = end;
+        if trim == Trim::TrailingNewlines {
+            to = start + self.text[start..end].trim_end_matches('\n').len();
+        }
+        if self.strip_leading {
+            let stripped = self.text[from..to].trim_start_matches('\n');
+            from = to - stripped.len();
+            if !stripped.is_empty() {
+                self.strip_leading = false;
+            }
+        }
+        if to > from {
+            self.section_start = false;
+        }
+        let Some(first) = self.parts.iter().position(|part| part.end >= start) else {
+            return;
+        };
+        for index in first..self.parts.len() {
+            let part_start = self.part_start(index);
+            let part_end = self.parts[index].end;
+            if part_start > end || (part_start == end && part_end > end) {
+                break;
+            }
+            let seg_start = from.max(part_start);
+            let seg_end = to.min(part_end);
+            let empty_piece =
+                part_start == part_end && self.parts[index].whole && !self.skip_empty_pieces;
+            if seg_start >= seg_end && !empty_piece {
+                continue;
+            }
+            let text = if seg_start < seg_end {
+                &self.text[seg_start..seg_end]
+            } else {
+                ""
+            };
+            let text = match (self.state == State::Content, self.json) {
+                (true, JsonStage::Prefix | JsonStage::AfterFence) => {
+                    for byte in text.bytes() {
+                        if self.prefix_backticks < 3 {
+                            self.prefix_backticks = if byte == b'`' {
+                                self.prefix_backticks + 1
+                            } else {
+                                0
+                            };
+                        }
+                    }
+                    " ".to_owned()
+                }
+                _ => text.to_owned(),
+            };
+            self.parts[index].consumed = true;
+            let logprobs = std::mem::take(&mut self.parts[index].logprobs);
+            let delta = TextDelta { text, logprobs };
+            if self.state == State::Reasoning {
+                out.push(ParserEvent::Reasoning(delta));
+            } else {
+                out.push(ParserEvent::Content(delta));
+            }
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! The stream processor: inference chunks in, protocol chunks out.
+
+use super::chat::{ChatConfig, ChatGenerator};
+use super::chunk::Chunk;
+use super::decode::{TokenDecoder, TokenText};
+use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
+use super::ids::IdSource;
+use super::inference::{InferenceChunk, PromptUsage};
+use super::messages::{MessagesConfig, MessagesGenerator};
+use super::parser::{ParserEvent, Piece, StreamParser};
+use super::parsing_options::ParsingOptions;
+use super::responses::{ResponsesConfig, ResponsesGenerator};
+use crate::error::{Error, Result};
+
+/// Which protocol to generate, with what the generator needs from the request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GeneratorConfig {
+    /// OpenAI Chat Completions chunks.
+    Chat(ChatConfig),
+    /// Anthropic Messages events.
+    Messages(MessagesConfig),
+    /// OpenAI Responses events.
+    Responses(Box<ResponsesConfig>),
+}
+
+impl GeneratorConfig {
+    fn thinking_mode(&self) -> bool {
+        match self {
+            Self::Chat(config) => config.thinking_mode,
+            Self::Messages(config) => config.thinking_mode,
+            Self::Responses(config) => config.thinking_mode,
+        }
+    }
+}
+
+/// The protocol generator behind a processor.
+#[derive(Debug, Clone)]
+enum Generator {
+    Chat(ChatGenerator),
+    Messages(MessagesGenerator),
+    Responses(Box<ResponsesGenerator>),
+}
+
+impl Generator {
+    fn new(config: GeneratorConfig) -> Self {
+        match config {
+            GeneratorConfig::Chat(config) => Self::Chat(ChatGenerator::new(config)),
+            GeneratorConfig::Messages(config) => Self::Messages(MessagesGenerator::new(config)),
+            GeneratorConfig::Responses(config) => {
+                Self::Responses(Box::new(ResponsesGenerator::new(*config)))
+            }
+        }
+    }
+
+    fn start(&mut self, start: &StreamStart, out: &mut Vec<Chunk>) {
+        match self {
+            Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.start(start, chunks)),
+            Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.start(start, chunks)),
+            Self::Responses(g) => wrap(
+                out,
+                |event| Chunk::Responses(Box::new(event)),
+                |chunks| g.start(start, chunks),
+            ),
+        }
+    }
+
+    fn event(&mut self, event: OutputEvent, out: &mut Vec<Chunk>) {
+        match self {
+            Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.event(event, chunks)),
+            Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.event(event, chunks)),
+            Self::Responses(g) => {
+                wrap(
+                    out,
+                    |event| Chunk::Responses(Box::new(event)),
+                    |chunks| g.event_for(event, chunks),
+                );
+            }
+        }
+    }
+
+    fn finish(&mut self, end: &StreamEnd, usage: &StreamUsage, out: &mut Vec<Chunk>) {
+        match self {
+            Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.finish(end, usage, chunks)),
+            Self::Messages(g) => {
+                wrap(out, Chunk::Messages, |chunks| g.finish(end, usage, chunks));
+            }
+            Self::Responses(g) => {
+                wrap(
+                    out,
+                    |event| Chunk::Responses(Box::new(event)),
+                    |chunks| g.finish(end, usage, chunks),
+                );
+            }
+        }
+    }
+}
+
+/// Runs `produce` on a protocol-typed buffer and appends its chunks wrapped by `variant`.
+fn wrap<T>(out: &mut Vec<Chunk>, variant: impl Fn(T) -> Chunk, produce: impl FnOnce(&mut Vec<T>)) {
+    let mut chunks = Vec::new();
+    produce(&mut chunks);
+    out.extend(chunks.into_iter().map(variant));
+}
+
+/// Lifecycle of a processor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Open,
+    Finished,
+    Closed,
+}
+
+/// Ties the output parser to a protocol generator: push inference chunks, get protocol chunks.
+pub struct StreamProcessor<'t> {
+    generator: Generator,
+    parser: StreamParser,
+    tokenizer: Option<&'t dyn TokenText>,
+    decoder: TokenDecoder,
+    ids: IdSource,
+    thinking_mode: bool,
+    status: Status,
+    started: bool,
+    start: StreamStart,
+    completion_tokens: u64,
+    reasoning_text: String,
+    parser_events: Vec<ParserEvent>,
+}
+
+impl std::fmt::Debug for StreamProcessor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamProcessor")
+            .field("status", &self.status)
+            .field("tokenizer", &self.tokenizer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+fn stream_error(message: impl Into<String>) -> Error {
+    Error::Stream(message.into())
+}
+
+impl<'t> StreamProcessor<'t> {
+    /// A processor with random tool-call ids.
+    pub fn new(
+        config: GeneratorConfig,
+        options: ParsingOptions,
+        tokenizer: Option<&'t dyn TokenText>,
+    ) -> Self {
+        Self::with_id_source(config, options, tokenizer, IdSource::random())
+    }
+
+    /// A processor whose tool-call ids come from `ids` (seed it for reproducible output).
+    pub fn with_id_source(
+        config: GeneratorConfig,
+        options: ParsingOptions,
+        tokenizer: Option<&'t dyn TokenText>,
+        ids: IdSource,
+    ) -> Self {
+        Self {
+            thinking_mode: config.thinking_mode(),
+            generator: Generator::new(config),
+            parser: StreamParser::new(options),
+            tokenizer,
+            decoder: TokenDecoder::default(),
+            ids,
+            status: Status::Open,
+            started: false,
+            start: StreamStart::default(),
+            completion_tokens: 0,
+            reasoning_text: String::new(),
+            parser_events: Vec::new(),
+        }
+    }
+
+    /// Whether the stream has ended normally (finish chunk, stop sequence or [`Self::finish`]).
+    pub fn finished(&self) -> bool {
+        self.status == Status::Finished
+    }
+
+    /// Closes the processor without output; later calls fail.
+    pub fn close(&mut self) {
+        if self.status == Status::Open {
+            self.status = Status::Closed;
+        }
+    }
+
+    fn check_open(&self) -> Result<()> {
+        match self.status {
+            Status::Open => Ok(()),
+            Status::Finished => Err(stream_error("stream processor has finished")),
+            Status::Closed => Err(stream_error("stream processor is closed")),
+        }
+    }
+
+    /// Feeds one inference chunk; returns the protocol chunks it produced.
+    pub fn push(&mut self, chunk: InferenceChunk) -> Result<Vec<Chunk>> {
+        self.check_open()?;
+        let mut out = Vec::new();
+        match chunk {
+            InferenceChunk::Ready {
+                prompt_usage,
+                system_fingerprint,
+            } => {
+                if !self.started {
+                    self.start = StreamStart {
+                        prompt_usage: prompt_usage.unwrap_or_default(),
+                        system_fingerprint,
+                    };
+                    self.ensure_started(&mut out);
+                }
+            }
+            InferenceChunk::Text {
+                content,
+                token_count,
+            } => {
+                self.ensure_started(&mut out);
+                self.completion_tokens += token_count;
+                self.parser
+                    .push(Piece::text(content), &mut self.parser_events);
+                self.forward(&mut out);
+            }
+            InferenceChunk::Tokens {
+                token_ids,
+                logprobs,
+            } => {
+                if let Some(logprobs) = &logprobs {
+                    if logprobs.len() != token_ids.len() {
+                        self.status = Status::Closed;
+                        return Err(stream_error(format!(
+                            "invalid log probabilities: {} log probabilities for {} token IDs",
+                            logprobs.len(),
+                            token_ids.len()
+                        )));
+                    }
+                }
+                let Some(tokenizer) = self.tokenizer else {
+                    self.status = Status::Closed;
+                    return Err(stream_error("token chunk received without a tokenizer"));
+                };
+                self.ensure_started(&mut out);
+                let decoded = self
+                    .decoder
+                    .decode(tokenizer, &token_ids, logprobs.as_deref());
+                self.completion_tokens += decoded.released_ids;
+                for piece in decoded.pieces {
+                    self.parser.push(piece, &mut self.parser_events);
+                    if self.parser.stopped() {
+                        break;
+                    }
+                }
+                self.forward(&mut out);
+            }
+            InferenceChunk::Finish { finish_reason } => {
+                self.ensure_started(&mut out);
+                self.parser.finish(&mut self.parser_events);
+                self.forward(&mut out);
+                if self.status == Status::Open {
+                    let tool_calls = self.parser.tool_call_count() > 0;
+                    self.end(StreamEnd::from_finish(finish_reason, tool_calls), &mut out);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Closes the input: flushes held text and produces the final chunks (finish reason Stop,
+    /// without tool-call mapping). Returns nothing once the stream has finished.
+    pub fn finish(&mut self) -> Result<Vec<Chunk>> {
+        match self.status {
+            Status::Finished => return Ok(Vec::new()),
+            Status::Closed => return Err(stream_error("stream processor is closed")),
+            Status::Open => {}
+        }
+        let mut out = Vec::new();
+        self.ensure_started(&mut out);
+        self.parser.finish(&mut self.parser_events);
+        self.forward(&mut out);
+        if self.status == Status::Open {
+            self.end(StreamEnd::Stop { tool_calls: false }, &mut out);
+        }
+        Ok(out)
+    }
+
+    fn ensure_started(&mut self, out: &mut Vec<Chunk>) {
+        if !self.started {
+            self.started = true;
+            self.generator.start(&self.start, out);
+        }
+    }
+
+    /// Turns parser events into generator output; ends the stream at a stop sequence.
+    fn forward(&mut self, out: &mut Vec<Chunk>) {
+        let mut stop = None;
+        for event in std::mem::take(&mut self.parser_events) {
+            let event = match event {
+                ParserEvent::Reasoning(delta) => {
+                    self.reasoning_text.push_str(&delta.text);
+                    OutputEvent::Reasoning(delta)
+                }
+                ParserEvent::Content(delta) => OutputEvent::Content(delta),
+                ParserEvent::ToolCallStart { index, name } => {
+                    let empty_thinking = self.thinking_mode && self.reasoning_text.is_empty();
+                    let id = self.ids.tool_call_id(index, empty_thinking);
+                    OutputEvent::ToolCallStart { index, id, name }
+                }
+                ParserEvent::ToolCallArguments { index, fragment } => {
+                    OutputEvent::ToolCallArguments { index, fragment }
+                }
+                ParserEvent::StopSequence(matched) => {
+                    stop = Some(matched);
+                    continue;
+                }
+            };
+            self.generator.event(event, out);
+        }
+        if let Some(matched) = stop {
+            self.end(StreamEnd::StopSequence(matched), out);
+        }
+    }
+
+    fn end(&mut self, end: StreamEnd, out: &mut Vec<Chunk>) {
+        let usage = StreamUsage {
+            prompt: self.start.prompt_usage,
+            completion_tokens: self.completion_tokens,
+            reasoning_tokens: self.reasoning_tokens(),
+        };
+        self.generator.finish(&end, &usage, out);
+        self.status = Status::Finished;
+    }
+
+    /// Tokens of the reasoning text, when a tokenizer is attached and the output has a thinking
+    /// stage.
+    fn reasoning_tokens(&self) -> Option<u64> {
+        let tokenizer = self.tokenizer?;
+        self.parser.options().thinking_initial_stage?;
+        Some(tokenizer.count_tokens(&self.reasoning_text) as u64)
+    }
+
+    /// Prompt usage as reported by the first `ready` chunk.
+    pub fn prompt_usage(&self) -> PromptUsage {
+        self.start.prompt_usage
+    }
+}

@@ -1,0 +1,113 @@
+//! [`TokenText`] over the crate's [`Tokenizer`]: token bytes, special tokens, reasoning counts.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
+
+use super::decode::TokenText;
+use crate::tokenizer::Tokenizer;
+
+/// Memo states of the special-token check.
+const UNKNOWN: u8 = 0;
+const NORMAL: u8 = 1;
+const SPECIAL: u8 = 2;
+
+/// A tokenizer seen as [`TokenText`]. Whether an id is an added (special) token is decided on
+/// first sight and remembered.
+#[derive(Debug)]
+pub struct TokenizerText<'t> {
+    tokenizer: &'t Tokenizer,
+    special: Vec<AtomicU8>,
+}
+
+impl<'t> TokenizerText<'t> {
+    /// Wraps `tokenizer`.
+    pub fn new(tokenizer: &'t Tokenizer) -> Self {
+        let special = (0..tokenizer.vocab_size())
+            .map(|_| AtomicU8::new(UNKNOWN))
+            .collect();
+        Self { tokenizer, special }
+    }
+
+    /// The bundled DeepSeek V4 tokenizer, shared by every stream.
+    pub fn deepseek_v4() -> &'static TokenizerText<'static> {
+        static TEXT: OnceLock<TokenizerText<'static>> = OnceLock::new();
+        TEXT.get_or_init(|| TokenizerText::new(Tokenizer::deepseek_v4()))
+    }
+}
+
+/// The byte a GPT-2 byte-level alphabet character stands for.
+fn byte_level_byte(ch: char) -> Option<u8> {
+    let code = ch as u32;
+    let printable = |b: u32| {
+        (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b)
+    };
+    if printable(code) {
+        return u8::try_from(code).ok();
+    }
+    // The other 68 bytes map, in byte order, to U+0100 onwards.
+    let index = code.checked_sub(0x100)?;
+    (0u32..=255)
+        .filter(|b| !printable(*b))
+        .nth(index as usize)
+        .and_then(|b| u8::try_from(b).ok())
+}
+
+impl TokenText for TokenizerText<'_> {
+    fn token_bytes(&self, id: u32) -> Option<Cow<'_, [u8]>> {
+        let spelling = self.tokenizer.id_to_token(id)?;
+        if self.is_special(id) {
+            return Some(Cow::Borrowed(spelling.as_bytes()));
+        }
+        let bytes: Option<Vec<u8>> = spelling.chars().map(byte_level_byte).collect();
+        Some(bytes.map_or(Cow::Borrowed(spelling.as_bytes()), Cow::Owned))
+    }
+
+    fn is_special(&self, id: u32) -> bool {
+        let Some(memo) = self.special.get(id as usize) else {
+            return false;
+        };
+        match memo.load(Ordering::Relaxed) {
+            NORMAL => false,
+            SPECIAL => true,
+            _ => {
+                let special = self.tokenizer.id_to_token(id).is_some_and(|spelling| {
+                    self.tokenizer.encode(spelling, true) == [id]
+                        && self.tokenizer.encode(spelling, false) != [id]
+                });
+                memo.store(if special { SPECIAL } else { NORMAL }, Ordering::Relaxed);
+                special
+            }
+        }
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        self.tokenizer.count(text, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_and_special_tokens() {
+        let text = TokenizerText::deepseek_v4();
+        let think_end = Tokenizer::deepseek_v4()
+            .token_to_id("</think>")
+            .expect("</think> exists");
+        assert!(text.is_special(think_end));
+        assert_eq!(
+            text.token_bytes(think_end).as_deref(),
+            Some(&b"</think>"[..])
+        );
+        let space_the = Tokenizer::deepseek_v4()
+            .token_to_id("\u{120}the")
+            .expect("Ġthe exists");
+        assert!(!text.is_special(space_the));
+        assert_eq!(text.token_bytes(space_the).as_deref(), Some(&b" the"[..]));
+        assert_eq!(text.token_bytes(99_999_999), None);
+        assert_eq!(byte_level_byte('\u{100}'), Some(0));
+        assert_eq!(byte_level_byte('\u{143}'), Some(0xAD));
+    }
+}
