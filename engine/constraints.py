@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001 -- DeepSeek markup is spelled with FULLWIDTH VERTICAL LINE on purpose.
 """Constrained decoding: a per-request logits processor driven by the recipe's output constraint.
 
 `constraint_processor(converted, prompt_len)` compiles the request's grammar (engine/grammar.py)
@@ -18,6 +19,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 import llguidance
+import numpy as np
 import torch
 
 from deepseek_recipe import ConvertedRequest, Tokenizer
@@ -37,7 +39,7 @@ __all__ = [
 EOS_TOKEN = "<｜end▁of▁sentence｜>"
 THINK_END_TOKEN = "</think>"
 _THINKING_STAGES = frozenset({"ReasoningStart", "ReasoningContinuation"})
-_BIT_SHIFTS = torch.arange(32, dtype=torch.int32)
+_NEG_INF = torch.tensor(float("-inf"))
 
 
 @cache
@@ -96,7 +98,7 @@ class GrammarLogitsProcessor:
         start = time.perf_counter()
         self._advance(token_ids[self._prompt_len :])
         allowed = self._allowed(logits.shape[-1])
-        masked = logits.masked_fill(~allowed, float("-inf"))
+        masked = torch.where(allowed, logits, _NEG_INF)
         self.mask_seconds += time.perf_counter() - start
         self.mask_calls += 1
         return masked
@@ -111,15 +113,16 @@ class GrammarLogitsProcessor:
             self._consumed += 1
 
     def _allowed(self, vocab_size: int) -> torch.Tensor:
-        allowed = torch.zeros(vocab_size, dtype=torch.bool)
         if self._matcher.is_error():  # never sample garbage: end the output instead
+            allowed = torch.zeros(vocab_size, dtype=torch.bool)
             allowed[self._eos] = True
             return allowed
-        words = torch.frombuffer(bytearray(self._matcher.compute_bitmask()), dtype=torch.int32)
-        bits = ((words.unsqueeze(1) >> _BIT_SHIFTS) & 1).flatten().bool()
-        count = min(vocab_size, bits.shape[0])
-        allowed[:count] = bits[:count]
-        return allowed
+        # One bit per token, little-endian 32-bit words: bit i of byte b is token 8 * b + i.
+        packed = np.frombuffer(self._matcher.compute_bitmask(), dtype=np.uint8)
+        bits = np.unpackbits(packed, bitorder="little")[:vocab_size].view(np.bool_)
+        if bits.shape[0] < vocab_size:  # ids beyond the grammar's vocabulary are never allowed
+            bits = np.concatenate([bits, np.zeros(vocab_size - bits.shape[0], dtype=np.bool_)])
+        return torch.from_numpy(bits)
 
 
 def grammar_spec(

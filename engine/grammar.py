@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, RUF002 -- DeepSeek markup is spelled with FULLWIDTH VERTICAL LINE on purpose.
 """The grammar (llguidance Lark) of what a constrained request may generate.
 
 Built from the recipe's output constraint (`kind` + `schema`), its parsing options and the model
@@ -226,7 +227,9 @@ def _parameter_list(tool: str, parameters: Mapping[str, Any]) -> list[tuple[str,
     properties = parameters.get("properties")
     properties = properties if isinstance(properties, dict) else {}
     required = parameters.get("required")
-    required_names = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+    required_names = (
+        [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+    )
     listed = [(key, schema, key in required_names) for key, schema in properties.items()]
     extras = [(key, {}, True) for key in required_names if key not in properties]
     result = []
@@ -279,10 +282,12 @@ def _parameter(
         return rules.add(
             rules.fresh("parameter"), f"{_lark_string(prefix)} {value} {_lark_string(close)}"
         )
-    json_rule = rules.add(rules.fresh("json_value"), _inline_json(_with_definitions(schema, parameters)))
+    json_rule = rules.add(
+        rules.fresh("json_value"), _inline_json(_with_definitions(schema, parameters))
+    )
     return rules.add(
         rules.fresh("parameter"),
-        f'{_lark_string(prefix)} {json_rule} {_lark_string("</" + close)}',
+        f"{_lark_string(prefix)} {json_rule} {_lark_string('</' + close)}",
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from deepseek_recipe import ConvertedRequest
-
 from engine.constraints import EOS_TOKEN, constraint_processor, special_token_id
 from engine.request import GenerationRequest
 

@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, RUF002 -- DeepSeek markup is spelled with FULLWIDTH VERTICAL LINE on purpose.
 """Constrained decoding: whatever the (random, tiny) model prefers, outputs obey the constraint.
 
 Each test converts real API requests with the recipe, builds engine requests with
@@ -304,7 +305,7 @@ def read_tool_calls(text: str, starts_in_block: bool) -> tuple[str, list[tuple[s
     the first space; the value starts after `true">` / `false">` and ends at `</｜DSML｜`;
     string values are JSON-escaped, others inserted verbatim; `</｜DSML｜` at block level ends it.
     """
-    content, block = ("", text) if starts_in_block else (text.split(f"<{DSML}", 1) + [""])[:2]
+    content, _, block = ("", "", text) if starts_in_block else text.partition(f"<{DSML}")
     calls: list[tuple[str, str]] = []
     invoke = re.compile(re.escape(DSML) + r"[ \n]*invoke name=\"([^\"]*)\"")
     at = 0
@@ -327,7 +328,8 @@ def read_tool_calls(text: str, starts_in_block: bool) -> tuple[str, list[tuple[s
             assert marker is not None
             value_end = block.index(f"</{DSML}", marker.end())
             value = block[marker.end() : value_end]
-            parts.append(f"{key}: {json.dumps(value, ensure_ascii=False) if marker.group(1) == 'true' else value}")
+            is_text = marker.group(1) == "true"
+            parts.append(f"{key}: {json.dumps(value, ensure_ascii=False) if is_text else value}")
             at = block.index(">", value_end) + 1
         calls.append((name, "{" + ", ".join(parts) + "}"))
     return content, calls
@@ -433,9 +435,15 @@ def test_required_grammar_accepts_exactly_the_rendered_layout(text, ok):
 
 def test_v41_spelling_and_blank_line_of_empty_invokes():
     matcher = matcher_for(chat("DeepSeek-V4.1-Flash", tools=TOOLS, tool_choice="required"))
-    assert accepts(matcher.deep_copy(), '<｜DSML｜ invoke name="now">\n\n</｜DSML｜ invoke>\n</｜DSML｜ calls>')
-    assert not accepts(matcher.deep_copy(), '<｜DSML｜ invoke name="now">\n</｜DSML｜ invoke>\n</｜DSML｜ calls>')
-    assert not accepts(matcher, '<｜DSML｜invoke name="now">\n\n</｜DSML｜invoke>\n</｜DSML｜ calls>')
+    assert accepts(
+        matcher.deep_copy(), '<｜DSML｜ invoke name="now">\n\n</｜DSML｜ invoke>\n</｜DSML｜ calls>'
+    )
+    assert not accepts(
+        matcher.deep_copy(), '<｜DSML｜ invoke name="now">\n</｜DSML｜ invoke>\n</｜DSML｜ calls>'
+    )
+    assert not accepts(
+        matcher, '<｜DSML｜invoke name="now">\n\n</｜DSML｜invoke>\n</｜DSML｜ calls>'
+    )
 
 
 def test_markup_cannot_hide_in_reasoning_or_free_text():
