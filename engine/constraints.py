@@ -136,7 +136,9 @@ def grammar_spec(
         kind=constraint["kind"],
         schema=constraint["schema"],
         model_version=model_version,
-        thinking=parsing_options.get("thinking_initial_stage") in _THINKING_STAGES,
+        # Starting inside the tool-call block wins over reasoning, as in the output parser.
+        thinking=parsing_options.get("thinking_initial_stage") in _THINKING_STAGES
+        and not parsing_options.get("starts_in_tool_calls"),
         starts_in_tool_calls=bool(parsing_options.get("starts_in_tool_calls")),
         think_end_id=special_token_id(THINK_END_TOKEN),
     )

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import llguidance
+
 __all__ = ["ConstraintError", "DsmlTags", "GrammarSpec", "constraint_grammar", "dsml_tags"]
 
 THINK_END_TEXT = "</think>"
@@ -138,8 +140,6 @@ def _inline_json(schema: Mapping[str, Any]) -> str:
 
 
 def _regex(pattern: str) -> str:
-    import llguidance  # local: only this function needs the extension module
-
     try:
         return "/" + llguidance.regex_to_lark(pattern) + "/"
     except Exception as error:  # llguidance raises ValueError (and others) for bad patterns
@@ -218,8 +218,8 @@ def _invoke(tool: Any, tags: DsmlTags, rules: _Rules) -> str:
     ]
     open_tag = _lark_string(f'<{DSML}{tags.invoke} name="{name}">\n')
     close_tag = _lark_string(f"</{DSML}{tags.invoke}>\n")
-    body = _parameter_sequence(items, tags, rules)
-    return rules.add(rules.fresh("invoke"), f"{open_tag} {body} {close_tag}".replace("  ", " "))
+    parts = [open_tag, _parameter_sequence(items, tags, rules), close_tag]
+    return rules.add(rules.fresh("invoke"), " ".join(part for part in parts if part))
 
 
 def _parameter_list(tool: str, parameters: Mapping[str, Any]) -> list[tuple[str, Any, bool]]:
@@ -328,8 +328,6 @@ def _text_value(schema: Mapping[str, Any]) -> str:
 
 def _search_regex(pattern: str) -> str:
     """A JSON-Schema `pattern` (a search, not a full match) as a whole-text regex."""
-    import llguidance
-
     body = pattern
     start = body.startswith("^")
     end = body.endswith("$") and not body.endswith("\\$")

@@ -456,6 +456,42 @@ def test_markup_cannot_hide_in_reasoning_or_free_text():
     assert auto.try_consume_tokens(ids) < len(ids)
 
 
+def regex_processor(pattern: str, prompt: list[int]) -> GrammarLogitsProcessor:
+    converted = dr.convert(chat(response_format={"type": "regex", "regex": pattern}))
+    request = generation_request(converted, prompt, context_limit=CONTEXT)
+    assert isinstance(request.logits_processor, GrammarLogitsProcessor)
+    return request.logits_processor
+
+
+def allowed_ids(processor: GrammarLogitsProcessor, ids: list[int]) -> set[int]:
+    masked = processor(ids, torch.zeros(tokenizer().vocab_size))
+    return set(torch.isfinite(masked).nonzero().flatten().tolist())
+
+
+def test_processor_allows_end_of_sentence_only_where_the_grammar_accepts():
+    prompt, eos = [5, 6, 7], tokenizer().token_to_id(EOS_TOKEN)
+    processor = regex_processor("(ab|abc)", prompt)
+    a, b, c = (tokenizer().encode(x)[0] for x in "abc")
+    at_start = allowed_ids(processor, prompt)
+    assert a in at_start and eos not in at_start
+    assert allowed_ids(processor, [*prompt, a]) >= {b}
+    after_ab = allowed_ids(processor, [*prompt, a, b])
+    assert eos in after_ab and c in after_ab and processor.accepting
+    assert allowed_ids(processor, [*prompt, a, b, c]) == {eos}  # complete: only the end is left
+    assert allowed_ids(processor, [*prompt, a]) >= {b}  # a shorter sequence rolls the grammar back
+    assert not processor.accepting
+    assert processor.mask_calls == 5 and processor.mask_seconds > 0
+    assert processor.error is None
+
+
+def test_a_rejected_token_ends_the_output_instead_of_raising():
+    prompt, eos = [5, 6, 7], tokenizer().token_to_id(EOS_TOKEN)
+    processor = regex_processor("[0-9]+", prompt)
+    letter = tokenizer().encode("x")[0]
+    assert allowed_ids(processor, [*prompt, letter]) == {eos}
+    assert processor.error
+
+
 def test_every_vector_constraint_compiles_or_is_unsatisfiable():
     """424 constraints of the request vectors compile; the 7 others cannot be honoured."""
     compiled, rejected = 0, []
