@@ -32,7 +32,7 @@ from engine.constraints import (
     compile_grammar,
     grammar_spec,
 )
-from engine.grammar import DSML
+from engine.grammar import DSML, GrammarSpec
 from engine.recipe_request import generation_request
 from tests.vectors import load_jsonl
 
@@ -444,6 +444,19 @@ def test_v41_spelling_and_blank_line_of_empty_invokes():
     assert not accepts(
         matcher, '<｜DSML｜invoke name="now">\n\n</｜DSML｜invoke>\n</｜DSML｜ calls>'
     )
+
+
+def test_required_without_an_opened_block_needs_text_then_a_block():
+    tools = json.dumps([{"type": "function", "function": {"name": "now", "parameters": {}}}])
+    spec = GrammarSpec("tool_call_required", tools, "DeepseekV4Pro", False, False, 128822)
+    matcher = compile_grammar(spec)
+    assert not accepts(matcher.deep_copy(), "just text")
+    block = (
+        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="now">\n</｜DSML｜invoke>\n'
+        "</｜DSML｜tool_calls>"
+    )
+    assert accepts(matcher.deep_copy(), "text first\n\n" + block)
+    assert accepts(matcher, block)
 
 
 def test_markup_cannot_hide_in_reasoning_or_free_text():
