@@ -42,3 +42,36 @@ pub struct ResponsesContext {
     /// Names of the declared custom (free-form input) tools.
     pub custom_tools: BTreeSet<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::convert::{convert_json, ConversionOptions, ConvertedRequest, Protocol};
+
+    #[test]
+    fn converted_requests_round_trip_with_their_response_context() {
+        let cases = [
+            (
+                Protocol::ChatCompletions,
+                r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}], "stream": true, "stream_options": {"include_usage": true}}"#,
+                "chat_completions",
+            ),
+            (
+                Protocol::Responses,
+                r#"{"model": "DeepSeek-V4.1-Flash", "input": "q", "temperature": 0.7, "text": {"verbosity": "low"}, "tools": [{"type": "web_search"}]}"#,
+                "responses",
+            ),
+            (
+                Protocol::Messages,
+                r#"{"model": "DeepSeek-V4-Pro", "max_tokens": 8, "messages": [{"role": "user", "content": "q"}]}"#,
+                "messages",
+            ),
+        ];
+        for (protocol, body, tag) in cases {
+            let converted = convert_json(protocol, body, &ConversionOptions::default()).unwrap();
+            let json = serde_json::to_value(&converted).unwrap();
+            assert_eq!(json["response_context"]["protocol"], tag);
+            let back: ConvertedRequest = serde_json::from_value(json).unwrap();
+            assert_eq!(back, converted);
+        }
+    }
+}
