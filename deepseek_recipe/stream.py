@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import TypeAdapter
 
@@ -78,22 +79,57 @@ class StreamProcessor:
         *,
         response_id: str | None = None,
         model: str | None = None,
-        tokenizer: Tokenizer | None = None,
+        tokenizer: Tokenizer | Literal[False] | None = None,
         seed: int | None = None,
         created: int | None = None,
+        signature: str | None = None,
+        parsing_options: Mapping[str, Any] | None = None,
+        prompt_usage: tuple[int, int] | None = None,
+        echo: bool = True,
+        namespace_tool_map: bool = True,
+        thinking_mode: bool | None = None,
     ) -> None:
-        """Set up for `converted`; `model` defaults to the requested model name, `tokenizer` to
-        the bundled V4 one (used for token-id input), `seed` fixes the random tool-call ids."""
+        """Set up the processor for `converted`.
+
+        `model` defaults to the requested model name; `tokenizer` (for token-id input and the
+        reasoning-token count) to the bundled V4 one, `False` for none (text input only);
+        `seed` fixes the random tool-call ids; `created` the timestamps;
+        `signature` is the Messages thinking signature; `parsing_options` replaces the converted
+        ones (e.g. extra stop sequences); `prompt_usage` = (prompt tokens, cache hits) seeds the
+        accumulated response until the ready chunk reports usage. `echo`,
+        `namespace_tool_map` (Responses) and `thinking_mode` (Messages) reproduce the reference
+        harness's switches; production code leaves them alone.
+        """
         self.protocol: Protocol = converted.protocol
         self.response_id = response_id or new_response_id(converted.protocol)
         self._native = _native.StreamProcessor(
             converted.native,
             self.response_id,
             model or converted.request_model,
-            None if tokenizer is None else tokenizer.native,
+            tokenizer.native if isinstance(tokenizer, Tokenizer) else None,
             seed,
             created,
+            signature,
+            None if parsing_options is None else json.dumps(dict(parsing_options)),
+            prompt_usage,
+            echo,
+            namespace_tool_map,
+            thinking_mode,
+            tokenizer is not False,
         )
+
+    @property
+    def done_data(self) -> str | None:
+        """The data of the protocol's terminal SSE message (`[DONE]` for Chat), if any."""
+        return self._native.done_data
+
+    def push_records(self, chunk: InferenceChunkLike) -> list[tuple[str | None, str]]:
+        """Feeds one inference chunk; returns `(sse_event, compact JSON)` per chunk produced."""
+        return self._native.push(_chunk_json(chunk))
+
+    def finish_records(self) -> list[tuple[str | None, str]]:
+        """Ends the stream; returns `(sse_event, compact JSON)` per chunk produced."""
+        return self._native.finish()
 
     @property
     def finished(self) -> bool:

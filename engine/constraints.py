@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 -- DeepSeek markup is spelled with FULLWIDTH VERTICAL LINE on purpose.
 """Constrained decoding: a per-request logits processor driven by the recipe's output constraint.
 
 `constraint_processor(converted, prompt_len)` compiles the request's grammar (engine/grammar.py)

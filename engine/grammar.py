@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001, RUF002 -- DeepSeek markup is spelled with FULLWIDTH VERTICAL LINE on purpose.
 """The grammar (llguidance Lark) of what a constrained request may generate.
 
 Built from the recipe's output constraint (`kind` + `schema`), its parsing options and the model

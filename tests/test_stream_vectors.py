@@ -54,11 +54,19 @@ class Normalizer:
 def _processor(case: dict[str, Any]) -> StreamProcessor:
     converted = convert(case["request"], protocol=case["protocol"])
     generator = case["generator"]
+    init = case["response_init"]
     return StreamProcessor(
         converted,
         response_id=generator["id"],
         model=generator["model"],
-        harness=case,
+        tokenizer=None if case["tokenizer"] else False,
+        created=init["created"],
+        signature=generator.get("signature"),
+        parsing_options=case["parsing_options"],
+        prompt_usage=(init["prompt_tokens"], init["prompt_cache_hit_tokens"]),
+        echo=generator.get("echo", True) is not False,
+        namespace_tool_map=generator.get("namespace_tool_map", True) is not False,
+        thinking_mode=generator.get("direct_thinking_mode"),
     )
 
 
@@ -71,7 +79,7 @@ def run_case(case: dict[str, Any]) -> None:
     error: dict[str, Any] | None = None
     for at, chunk in enumerate(case["inputs"]):
         try:
-            records = processor._native.push(json.dumps(chunk))
+            records = processor.push_records(chunk)
         except RecipeError as err:
             error = {"message": str(err), "at": at}
             break
@@ -81,7 +89,7 @@ def run_case(case: dict[str, Any]) -> None:
         ]
     if error is None:
         try:
-            records = processor._native.finish()
+            records = processor.finish_records()
         except RecipeError as err:
             error = {"message": str(err), "at": "finish"}
         else:
@@ -96,7 +104,7 @@ def run_case(case: dict[str, Any]) -> None:
     else:
         assert error == {"message": want_error["message"], "at": want_error["at"]}
     assert processor.finished == expect["finished"]
-    assert processor._native.done_data == expect["done_data"]
+    assert processor.done_data == expect["done_data"]
     response = normalizer.walk(json.loads(processor.response_json()), protocol == "responses")
     assert response == expect["response"]
 
@@ -116,7 +124,9 @@ def test_stream_vectors() -> None:
 @pytest.mark.parametrize("protocol", ["chat_completions", "responses", "messages"])
 def test_typed_chunks_and_response(protocol: str) -> None:
     case = next(
-        c for c in load_jsonl("streams/streams.jsonl") if c["protocol"] == protocol and not c["expect"]["error"]
+        c
+        for c in load_jsonl("streams/streams.jsonl")
+        if c["protocol"] == protocol and not c["expect"]["error"]
     )
     processor = _processor(case)
     typed = [chunk for raw in case["inputs"] for chunk in processor.push(raw)]

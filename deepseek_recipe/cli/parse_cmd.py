@@ -44,9 +44,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Parse the output file for the request and print the response or stream."""
-    converted = convert(
-        args.request.read_text(encoding="utf-8"), protocol=args.protocol
-    )
+    converted = convert(args.request.read_text(encoding="utf-8"), protocol=args.protocol)
     tokenizer = Tokenizer.deepseek_v4()
     output_ids = tokenizer.encode(args.output.read_text(encoding="utf-8"), allow_special=True)
     prompt_tokens = len(converted.encode()) if converted.model_version == "DeepseekV4Pro" else 0
@@ -65,5 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.stream:
         sys.stdout.write(sse.decode("utf-8"))
     else:
-        sys.stdout.write(json.dumps(json.loads(processor.response_json()), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(json.loads(processor.response_json()), ensure_ascii=False, indent=2) + "\n"
+        )
     return 0

@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001, RUF002 -- DeepSeek markup is spelled with FULLWIDTH VERTICAL LINE on purpose.
 """Constrained decoding: whatever the (random, tiny) model prefers, outputs obey the constraint.
 
 Each test converts real API requests with the recipe, builds engine requests with
