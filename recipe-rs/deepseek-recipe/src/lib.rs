@@ -7,6 +7,7 @@
 pub mod conversation;
 pub mod encoding;
 pub mod error;
+pub mod image;
 pub mod tokenizer;
 
 pub use encoding::{Encoding, PromptFormat, RenderedPrompt, SpecialTokens};
