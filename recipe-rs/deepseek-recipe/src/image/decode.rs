@@ -8,7 +8,7 @@
 
 use std::io::Cursor;
 
-use image::{DynamicImage, ImageReader, Limits, RgbImage};
+use image::{DynamicImage, ImageBuffer, ImageReader, Limits, RgbImage};
 
 use super::detect::ImageFormat;
 
@@ -124,39 +124,47 @@ fn decode_png(data: &[u8], budget: u64) -> Result<RgbImage, DecodeFailure> {
         .map_err(|_| DecodeFailure::Pixels)?;
     reader.finish().map_err(|_| DecodeFailure::Pixels)?;
     buffer.truncate(frame.buffer_size());
-    let channels = match frame.color_type {
-        png::ColorType::Grayscale => 1,
-        png::ColorType::GrayscaleAlpha => 2,
-        png::ColorType::Rgb => 3,
-        png::ColorType::Rgba => 4,
-        png::ColorType::Indexed => return Err(DecodeFailure::Pixels),
-    };
-    let samples: Vec<u8> = if frame.bit_depth == png::BitDepth::Sixteen {
-        buffer
+    // 16-bit samples are scaled by the `image` crate's conversion (round(v / 257)).
+    let (width, height) = (frame.width, frame.height);
+    let sixteen = frame.bit_depth == png::BitDepth::Sixteen;
+    let image = if sixteen {
+        let samples: Vec<u16> = buffer
             .chunks_exact(2)
-            .map(|pair| scale_16_to_8(u16::from_be_bytes([pair[0], pair[1]])))
-            .collect()
-    } else {
-        buffer
-    };
-    let pixels = frame.width as usize * frame.height as usize;
-    let mut rgb = Vec::with_capacity(pixels * 3);
-    for pixel in samples.chunks_exact(channels).take(pixels) {
-        match *pixel {
-            [g] => rgb.extend_from_slice(&[g, g, g]),
-            [g, a] => rgb.extend_from_slice(&[blend(g, a); 3]),
-            [r, g, b] => rgb.extend_from_slice(&[r, g, b]),
-            [r, g, b, a] => rgb.extend_from_slice(&[blend(r, a), blend(g, a), blend(b, a)]),
-            _ => {}
+            .map(|pair| u16::from_be_bytes([pair[0], pair[1]]))
+            .collect();
+        match frame.color_type {
+            png::ColorType::Grayscale => {
+                ImageBuffer::from_raw(width, height, samples).map(DynamicImage::ImageLuma16)
+            }
+            png::ColorType::GrayscaleAlpha => {
+                ImageBuffer::from_raw(width, height, samples).map(DynamicImage::ImageLumaA16)
+            }
+            png::ColorType::Rgb => {
+                ImageBuffer::from_raw(width, height, samples).map(DynamicImage::ImageRgb16)
+            }
+            png::ColorType::Rgba => {
+                ImageBuffer::from_raw(width, height, samples).map(DynamicImage::ImageRgba16)
+            }
+            png::ColorType::Indexed => None,
         }
-    }
-    let rgb = RgbImage::from_raw(frame.width, frame.height, rgb).ok_or(DecodeFailure::Pixels)?;
-    Ok(rgb)
-}
-
-/// 16-bit sample to 8 bits, rounded.
-fn scale_16_to_8(value: u16) -> u8 {
-    ((u32::from(value) * 255 + 32767) / 65535) as u8
+    } else {
+        match frame.color_type {
+            png::ColorType::Grayscale => {
+                ImageBuffer::from_raw(width, height, buffer).map(DynamicImage::ImageLuma8)
+            }
+            png::ColorType::GrayscaleAlpha => {
+                ImageBuffer::from_raw(width, height, buffer).map(DynamicImage::ImageLumaA8)
+            }
+            png::ColorType::Rgb => {
+                ImageBuffer::from_raw(width, height, buffer).map(DynamicImage::ImageRgb8)
+            }
+            png::ColorType::Rgba => {
+                ImageBuffer::from_raw(width, height, buffer).map(DynamicImage::ImageRgba8)
+            }
+            png::ColorType::Indexed => None,
+        }
+    };
+    image.map(to_rgb).ok_or(DecodeFailure::Pixels)
 }
 
 /// One channel blended onto the background: `(c·a + 253·(255 − a) + 127) / 255`.
@@ -190,13 +198,6 @@ mod tests {
         assert_eq!(blend(255, 128), 254);
         assert_eq!(blend(0, 128), 126);
         assert_eq!(blend(17, 255), 17);
-    }
-
-    #[test]
-    fn sixteen_bit_scaling_rounds() {
-        assert_eq!(scale_16_to_8(0), 0);
-        assert_eq!(scale_16_to_8(65535), 255);
-        assert_eq!(scale_16_to_8(257 * 100), 100);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Preprocessing: sniff, check, decode, shrink for `low` detail, fit to the token budget with
 //! padding, and encode as lossy WebP (quality 90).
 
-use image::imageops::{self, FilterType};
-use image::{Rgb, RgbImage};
+use image::imageops::FilterType;
+use image::{DynamicImage, Rgb, RgbImage};
 
 use super::decode::{decode_rgb, header_dimensions, DecodeFailure};
 use super::detect::{sniff_format, ImageFormat};
@@ -180,7 +180,10 @@ fn resize_exact(image: RgbImage, width: u32, height: u32) -> RgbImage {
     if image.dimensions() == (width, height) {
         image
     } else {
-        imageops::resize(&image, width, height, FilterType::CatmullRom)
+        // Through `DynamicImage` so the resampler runs as compiled (optimised) in `image`.
+        DynamicImage::ImageRgb8(image)
+            .resize_exact(width, height, FilterType::CatmullRom)
+            .into_rgb8()
     }
 }
 
@@ -200,10 +203,14 @@ fn fit_and_pad(image: RgbImage, width: u32, height: u32) -> RgbImage {
     if (fit_w, fit_h) == (width, height) {
         return resized;
     }
-    let left = (f64::from(width - fit_w) / 2.0).round_ties_even() as i64;
-    let top = (f64::from(height - fit_h) / 2.0).round_ties_even() as i64;
+    let left = (f64::from(width - fit_w) / 2.0).round_ties_even() as usize;
+    let top = (f64::from(height - fit_h) / 2.0).round_ties_even() as usize;
     let mut canvas = RgbImage::from_pixel(width, height, PADDING);
-    imageops::replace(&mut canvas, &resized, left, top);
+    let (canvas_row, resized_row) = (width as usize * 3, fit_w as usize * 3);
+    let rows = canvas.chunks_exact_mut(canvas_row).skip(top);
+    for (target, source) in rows.zip(resized.chunks_exact(resized_row)) {
+        target[left * 3..left * 3 + resized_row].copy_from_slice(source);
+    }
     canvas
 }
 
