@@ -363,6 +363,26 @@ fn check_request(record: &Value) -> Option<Vec<String>> {
     Some(mismatches)
 }
 
+/// Checks one record: `None` when the record has nothing to check (requests without images).
+type RecordCheck<'a> = &'a (dyn Fn(&Value) -> Option<Vec<String>> + Sync);
+
+/// Runs one file's records; returns the tally and the report lines.
+fn run_file(records: &[Value], check: RecordCheck<'_>, verbose: bool) -> (Tally, usize) {
+    let mut tally = Tally {
+        passed: 0,
+        failed: 0,
+    };
+    let mut without_resolution = 0;
+    for record in records {
+        let id = record["id"].as_str().unwrap_or("?");
+        match check(record) {
+            Some(mismatches) => tally.record(id, mismatches, verbose),
+            None => without_resolution += 1,
+        }
+    }
+    (tally, without_resolution)
+}
+
 #[test]
 fn image_vectors() {
     let Some(dir) = vectors_dir() else {
@@ -371,35 +391,35 @@ fn image_vectors() {
     let verbose = std::env::var("RECIPE_VECTORS_VERBOSE").as_deref() == Ok("1");
     let preprocess_records = read_records(&dir, "image_preprocess.jsonl");
     let embedded = embedded_files(&preprocess_records);
-    let mut failed = 0;
-    let files: [(&str, &dyn Fn(&Value) -> Option<Vec<String>>); 4] = [
-        ("image_preprocess.jsonl", &|r| {
-            Some(check_preprocess(r, &embedded))
-        }),
-        ("image_tokens.jsonl", &|r| Some(check_tokens(r))),
-        ("image_resolve.jsonl", &|r| {
-            Some(check_resolve(r, &embedded))
-        }),
+    let preprocess_check = |r: &Value| Some(check_preprocess(r, &embedded));
+    let tokens_check = |r: &Value| Some(check_tokens(r));
+    let resolve_check = |r: &Value| Some(check_resolve(r, &embedded));
+    let files: [(&str, RecordCheck<'_>); 4] = [
+        ("image_preprocess.jsonl", &preprocess_check),
+        ("image_tokens.jsonl", &tokens_check),
+        ("image_resolve.jsonl", &resolve_check),
         ("image_requests.jsonl", &check_request),
     ];
-    for (file, check) in files {
-        let records = if file == "image_preprocess.jsonl" {
-            preprocess_records.clone()
-        } else {
-            read_records(&dir, file)
-        };
-        let mut tally = Tally {
-            passed: 0,
-            failed: 0,
-        };
-        let mut without_resolution = 0;
-        for record in &records {
-            let id = record["id"].as_str().unwrap_or("?");
-            match check(record) {
-                Some(mismatches) => tally.record(id, mismatches, verbose),
-                None => without_resolution += 1,
-            }
-        }
+    // One thread per file: preprocessing and resolution dominate and run side by side.
+    let results: Vec<(Tally, usize)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .iter()
+            .map(|&(file, check)| {
+                let records = if file == "image_preprocess.jsonl" {
+                    preprocess_records.clone()
+                } else {
+                    read_records(&dir, file)
+                };
+                scope.spawn(move || run_file(&records, check, verbose))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("vector thread"))
+            .collect()
+    });
+    let mut failed = 0;
+    for ((file, _), (tally, without_resolution)) in files.iter().zip(results) {
         let note = if without_resolution > 0 {
             format!(" ({without_resolution} records without image_resolution)")
         } else {

@@ -109,9 +109,9 @@ fn decode_png(data: &[u8], budget: u64) -> Result<RgbImage, DecodeFailure> {
     options.set_ignore_adler32(false);
     options.set_ignore_crc(false);
     let mut decoder = png::Decoder::new_with_options(Cursor::new(data), options);
-    let mut limits = png::Limits::default();
-    limits.bytes = usize::try_from(budget).unwrap_or(usize::MAX);
-    decoder.set_limits(limits);
+    decoder.set_limits(png::Limits {
+        bytes: usize::try_from(budget).unwrap_or(usize::MAX),
+    });
     decoder.set_transformations(png::Transformations::EXPAND);
     let mut reader = decoder.read_info().map_err(|_| DecodeFailure::Pixels)?;
     let size = reader.output_buffer_size().ok_or(DecodeFailure::Pixels)?;
