@@ -3,7 +3,7 @@
 //! The pipeline: image sources (from request conversion, see
 //! [`crate::conversation::ImageSource`]) → [`ImageResolver::resolve`] (request limits,
 //! data-URL decoding or [fetching](fetch), a [quota](ImageQuota) shared across calls) →
-//! [`preprocess`] (format sniffing, header limits, decoding, `low` detail, fitting to the token
+//! [`preprocess()`] (format sniffing, header limits, decoding, `low` detail, fitting to the token
 //! budget, WebP) → [`PreprocessedImage`]s whose [token counts](tokens) a prompt count adds as
 //! the [`token_adjustment`].
 //!
