@@ -438,6 +438,39 @@ mod tests {
     }
 
     #[test]
+    fn quota_is_shared_across_threads() {
+        let limits = ResolverLimits {
+            max_images: 5,
+            ..ResolverLimits::default()
+        };
+        let resolver = ImageResolver::offline().with_limits(limits);
+        let quota = ImageQuota::new();
+        let png = {
+            let mut out = std::io::Cursor::new(Vec::new());
+            image::RgbImage::new(4, 4)
+                .write_to(&mut out, image::ImageFormat::Png)
+                .unwrap();
+            out.into_inner()
+        };
+        let source = ImageInput::new(ImageData::Bytes(png.clone()));
+        let successes: usize = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| resolver.resolve(&[source.clone(), source.clone()], &quota))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| usize::from(handle.join().unwrap().is_ok()))
+                .sum()
+        });
+        assert_eq!(successes, 2);
+        let usage = quota.usage();
+        assert_eq!(usage.image_count, 4);
+        assert_eq!(usage.byte_size, 4 * png.len() as u64);
+    }
+
+    #[test]
     fn count_limit_reports_the_crossing_run() {
         let resolver = ImageResolver::offline();
         let quota = ImageQuota::new();
