@@ -25,6 +25,10 @@ pub enum Error {
     /// e.g. `failed to encode conversation: special token "<BOS>" is not in the added vocabulary`.
     #[error("failed to encode conversation: {0}")]
     Encode(String),
+    /// An image could not be fetched, decoded or resolved (V4.1 image input); see
+    /// [`crate::image::ImageError`] for its kind and retryability.
+    #[error("{0}")]
+    Image(crate::image::ImageError),
 }
 
 /// The OpenAI-style error body the official API returns, with its HTTP status.
@@ -74,6 +78,12 @@ impl ApiError {
 impl From<ApiError> for Error {
     fn from(value: ApiError) -> Self {
         Self::Api(value)
+    }
+}
+
+impl From<crate::image::ImageError> for Error {
+    fn from(value: crate::image::ImageError) -> Self {
+        Self::Image(value)
     }
 }
 

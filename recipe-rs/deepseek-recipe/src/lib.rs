@@ -7,6 +7,7 @@
 pub mod conversation;
 pub mod encoding;
 pub mod error;
+pub mod image;
 pub mod stream;
 pub mod tokenizer;
 
