@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from deepseek_recipe import __version__
-from deepseek_recipe.cli import count_cmd, render_cmd, tokenize_cmd
+from deepseek_recipe.cli import (
+    conformance_cmd,
+    count_cmd,
+    render_cmd,
+    serve_cmd,
+    tokenize_cmd,
+)
 from deepseek_recipe.errors import RecipeError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -22,6 +28,8 @@ COMMANDS: list[ModuleType] = [
     tokenize_cmd,
     count_cmd,
     render_cmd,
+    serve_cmd,
+    conformance_cmd,
 ]
 
 
