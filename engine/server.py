@@ -61,6 +61,9 @@ class ServerSettings:
     keepalive_interval_s: float = 10.0  # idle time before a keep-alive is sent
     conversion_options: ConversionOptions = field(default_factory=ConversionOptions)
     tokenizer_path: str | None = None  # default: the bundled V4 tokenizer
+    # Caps the budget of requests that set no max_tokens (None: the official default). For toy
+    # models that never stop on their own; a deviation from the official API when set.
+    default_max_tokens: int | None = None
 
     def model_names(self) -> list[str]:
         """Names listed by `/v1/models`: the model table, then the aliases."""
@@ -317,6 +320,9 @@ class ReferenceServer:
                 context_limit=self.context_limit,
                 stop_token_ids=self.stop_token_ids,
             )
+            cap = self.settings.default_max_tokens
+            if cap is not None and converted.inference_options.get("max_tokens") is None:
+                engine_request.max_tokens = min(engine_request.max_tokens, cap)
         except ConversionError as error:
             return JSONResponse(error.body, status_code=error.status_code)
         except RecipeError as error:

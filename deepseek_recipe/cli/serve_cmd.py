@@ -43,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds without output before a keep-alive is sent (default 10)",
     )
     parser.add_argument(
+        "--default-max-tokens",
+        type=int,
+        default=None,
+        help="cap the budget of requests without max_tokens (for toy models; default: official)",
+    )
+    parser.add_argument(
         "--conversion-options",
         type=Path,
         default=None,
