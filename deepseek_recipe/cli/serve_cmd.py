@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from deepseek_recipe.requests import ConversionOptions
 
@@ -87,7 +87,7 @@ def conversion_options(args: argparse.Namespace) -> ConversionOptions:
         loaded: object = json.loads(args.conversion_options.read_text(encoding="utf-8"))
         if not isinstance(loaded, dict):
             raise ValueError("--conversion-options must hold a JSON object")
-        fields.update(loaded)
+        fields.update(cast(dict[str, Any], loaded))
     if args.reasoning_content_behavior is not None:
         fields["reasoning_content_behavior"] = args.reasoning_content_behavior
     return ConversionOptions(**fields)
