@@ -15,6 +15,7 @@ from deepseek_recipe import __version__
 from deepseek_recipe.cli import (
     conformance_cmd,
     count_cmd,
+    parse_cmd,
     render_cmd,
     serve_cmd,
     tokenize_cmd,
@@ -28,6 +29,7 @@ COMMANDS: list[ModuleType] = [
     tokenize_cmd,
     count_cmd,
     render_cmd,
+    parse_cmd,
     serve_cmd,
     conformance_cmd,
 ]

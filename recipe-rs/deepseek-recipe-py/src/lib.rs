@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod requests;
+mod stream;
 mod tokenizer;
 
 /// The native module; the typed API lives in the `deepseek_recipe` package.
@@ -12,5 +13,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     tokenizer::register(m)?;
     requests::register(m)?;
+    stream::register(m)?;
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! Bindings of the tokenizer: `Tokenizer` and `IncrementalDecoder`.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
+use deepseek_recipe::stream::{SharedTokenText, TokenizerText};
 use deepseek_recipe::{IncrementalDecoder, Tokenizer};
 use pyo3::prelude::*;
 
@@ -57,12 +59,29 @@ fn parallel_map<T: Sync, R: Send>(
 #[pyclass(name = "Tokenizer", module = "deepseek_recipe._native", frozen)]
 pub struct PyTokenizer {
     inner: Tokenizer,
+    /// The tokenizer as stream processors read token ids, made on first use and shared.
+    token_text: OnceLock<SharedTokenText>,
 }
 
 impl PyTokenizer {
+    /// Wraps a core tokenizer.
+    fn wrap(inner: Tokenizer) -> Self {
+        Self {
+            inner,
+            token_text: OnceLock::new(),
+        }
+    }
+
     /// The wrapped core tokenizer (a cheap handle), for the other bindings.
     pub(crate) fn get(&self) -> &Tokenizer {
         &self.inner
+    }
+
+    /// The shared token-text view stream processors decode through.
+    pub(crate) fn token_text(&self) -> SharedTokenText {
+        self.token_text
+            .get_or_init(|| TokenizerText::shared(self.inner.clone()))
+            .clone()
     }
 }
 
@@ -71,9 +90,7 @@ impl PyTokenizer {
     /// The bundled DeepSeek V4 tokenizer.
     #[staticmethod]
     fn deepseek_v4(py: Python<'_>) -> Self {
-        Self {
-            inner: py.detach(|| Tokenizer::deepseek_v4().clone()),
-        }
+        Self::wrap(py.detach(|| Tokenizer::deepseek_v4().clone()))
     }
 
     /// Reads a `tokenizer.json` file.
@@ -82,7 +99,7 @@ impl PyTokenizer {
         let inner = py
             .detach(|| Tokenizer::from_file(&path))
             .map_err(to_py_err)?;
-        Ok(Self { inner })
+        Ok(Self::wrap(inner))
     }
 
     /// Reads a `tokenizer.json` from its text.
@@ -91,7 +108,7 @@ impl PyTokenizer {
         let inner = py
             .detach(|| Tokenizer::from_json(json))
             .map_err(to_py_err)?;
-        Ok(Self { inner })
+        Ok(Self::wrap(inner))
     }
 
     /// The ids of `text`; `allow_special` recognises added tokens written in it.

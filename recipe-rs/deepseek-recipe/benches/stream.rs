@@ -41,7 +41,7 @@ fn generated_output() -> String {
     output
 }
 
-fn processor() -> StreamProcessor<'static> {
+fn processor() -> StreamProcessor {
     let config = GeneratorConfig::Chat(ChatConfig {
         id: "chatcmpl-bench".into(),
         model: "DeepSeek-V4-Pro".into(),

@@ -1,33 +1,22 @@
 //! Golden stream vectors: every case of `streams/streams.jsonl`, byte-exact.
 //!
-//! Harness (see the vectors README): build the generator config from the case's `request` and
-//! `generator` objects, a `StreamProcessor` with the effective `parsing_options`, push every
+//! Harness (see the vectors README): convert the case's `request` with default options, build
+//! the generator config from the converted request (`GeneratorConfig::for_request`) plus the
+//! `generator` knobs, a `StreamProcessor` with the effective `parsing_options`, push every
 //! input, record chunks (`at`, SSE event, data), the error, `finished`, the accumulated
 //! response; normalise random ids/timestamps in our output exactly like the recorder did.
-//!
-//! Test-side adapter (for the lead): the config is built from a handful of request fields
-//! only, because request conversion lives on another branch:
-//! * thinking mode = the converted parsing options have a thinking stage
-//!   (`parsing_options_converted.thinking_initial_stage != null`);
-//! * Messages: thinking mode = `generator.direct_thinking_mode` when set, signature =
-//!   `generator.signature`;
-//! * Chat: `content_continuation` = that stage is `ContentContinuation`;
-//!   `usage_on_every_chunk` = `!request.stream || request.stream_options.include_usage`.
 
 #![allow(clippy::print_stdout)] // the per-category pass/fail lines are this test's report
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use deepseek_recipe::stream::chat::{ChatConfig, ChatResponse};
+use deepseek_recipe::convert::{convert_json, ConversionOptions, ConvertedRequest, Protocol};
 use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
-use deepseek_recipe::stream::responses::{
-    report_tools, ReasoningSettings, ResponsesConfig, ResponsesEcho, ResponsesResponse,
-};
+use deepseek_recipe::stream::responses::ResponsesEcho;
 use deepseek_recipe::stream::{
     Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, PromptUsage, StreamProcessor,
-    ThinkingInitialStage, TokenizerText,
+    TokenizerText,
 };
 use serde_json::Value;
 
@@ -123,159 +112,73 @@ impl Normalizer {
     }
 }
 
-fn generator_config(case: &Value) -> GeneratorConfig {
-    let request = &case["request"];
+/// The generator config from the converted request, with the harness's explicit knobs applied:
+/// `generator.echo == false` drops the Responses echo, `generator.namespace_tool_map == false`
+/// empties the namespace map, `generator.signature` and `generator.direct_thinking_mode` set the
+/// Messages signature and thinking mode.
+fn generator_config(case: &Value, converted: &ConvertedRequest) -> GeneratorConfig {
     let generator = &case["generator"];
-    let converted_stage = &case["parsing_options_converted"]["thinking_initial_stage"];
-    let thinking_mode = !converted_stage.is_null();
     let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
-    match case["protocol"].as_str() {
-        Some("chat_completions") => {
-            let stream = request["stream"].as_bool().unwrap_or(false);
-            let include_usage = request["stream_options"]["include_usage"]
-                .as_bool()
-                .unwrap_or(false);
-            GeneratorConfig::Chat(ChatConfig {
-                id: text(&generator["id"]),
-                model: text(&generator["model"]),
-                thinking_mode,
-                content_continuation: converted_stage.as_str() == Some("ContentContinuation"),
-                usage_on_every_chunk: !stream || include_usage,
-                created: None,
-            })
+    let mut config =
+        GeneratorConfig::for_request(converted, text(&generator["id"]), text(&generator["model"]));
+    match &mut config {
+        GeneratorConfig::Responses(config) => {
+            if generator["echo"] == false {
+                config.echo = ResponsesEcho::default();
+            }
+            if generator["namespace_tool_map"] == false {
+                config.namespace_tools.clear();
+            }
         }
-        Some("messages") => GeneratorConfig::Messages(MessagesConfig {
-            id: text(&generator["id"]),
-            model: text(&generator["model"]),
-            thinking_mode: generator["direct_thinking_mode"]
-                .as_bool()
-                .unwrap_or(thinking_mode),
-            signature: generator["signature"].as_str().map(str::to_owned),
-        }),
-        Some("responses") => {
-            GeneratorConfig::Responses(Box::new(responses_config(case, thinking_mode)))
+        GeneratorConfig::Messages(config) => {
+            if let Some(thinking_mode) = generator["direct_thinking_mode"].as_bool() {
+                config.thinking_mode = thinking_mode;
+            }
         }
-        other => panic!("unsupported protocol {other:?}"),
+        GeneratorConfig::Chat(_) => {}
     }
+    if let Some(signature) = generator["signature"].as_str() {
+        config.set_signature(signature);
+    }
+    config
 }
 
-/// Responses adapter: echo fields when `generator.echo`; `reasoning`, `text`, `tool_choice` and
-/// `tools` from the request; the namespace map (`ns__f` for V4, `ns::f` for V4.1 models) when
-/// `generator.namespace_tool_map`; custom tools by `type`.
-fn responses_config(case: &Value, thinking_mode: bool) -> ResponsesConfig {
-    let request = &case["request"];
-    let generator = &case["generator"];
-    let text = |value: &Value| value.as_str().map(str::to_owned);
-    let float = |value: &Value| value.as_f64().map(|v| v as f32);
-    let echo = if generator["echo"].as_bool() == Some(true) {
-        ResponsesEcho {
-            instructions: text(&request["instructions"]),
-            max_output_tokens: request["max_output_tokens"].as_u64(),
-            temperature: float(&request["temperature"]).unwrap_or(1.0),
-            top_p: float(&request["top_p"]).unwrap_or(1.0),
-            top_logprobs: request["top_logprobs"].as_u64().unwrap_or(0) as u32,
-            user: text(&request["user"]),
-        }
-    } else {
-        ResponsesEcho::default()
-    };
-    let tools = request["tools"].as_array().cloned().unwrap_or_default();
-    let separator = if text(&generator["model"])
-        .unwrap_or_default()
-        .contains("V4.1")
-    {
-        "::"
-    } else {
-        "__"
-    };
-    let mut namespace_tools = BTreeMap::new();
-    let mut custom_tools = BTreeSet::new();
-    for tool in &tools {
-        match tool["type"].as_str() {
-            Some("custom") => {
-                custom_tools.insert(text(&tool["name"]).unwrap_or_default());
-            }
-            Some("namespace") if generator["namespace_tool_map"].as_bool() == Some(true) => {
-                let namespace = text(&tool["name"]).unwrap_or_default();
-                for inner in tool["tools"].as_array().into_iter().flatten() {
-                    let local = text(&inner["name"]).unwrap_or_default();
-                    let key = format!("{namespace}{separator}{local}");
-                    namespace_tools.insert(key, (namespace.clone(), local));
-                }
-            }
-            _ => {}
-        }
-    }
-    let format = match &request["text"]["format"] {
-        Value::Null => serde_json::json!({"type": "text"}),
-        format => format.clone(),
-    };
-    ResponsesConfig {
-        id: text(&generator["id"]).unwrap_or_default(),
-        model: text(&generator["model"]).unwrap_or_default(),
-        thinking_mode,
-        created_at: None,
-        echo,
-        reasoning: ReasoningSettings {
-            effort: text(&request["reasoning"]["effort"]),
-            summary: text(&request["reasoning"]["summary"]),
-        },
-        text: serde_json::json!({"format": format, "verbosity": request["text"]["verbosity"]}),
-        tool_choice: match &request["tool_choice"] {
-            Value::Null => Value::String("auto".into()),
-            choice => choice.clone(),
-        },
-        tools: report_tools(&tools),
-        namespace_tools,
-        custom_tools,
-    }
-}
-
-fn accumulator(case: &Value) -> Accumulator {
+/// The accumulator the harness starts from (`response_init`).
+fn accumulator(case: &Value, config: &GeneratorConfig) -> Accumulator {
     let init = &case["response_init"];
-    let id = init["id"].as_str().unwrap_or_default();
-    let model = init["model"].as_str().unwrap_or_default();
-    let created = init["created"].as_u64().unwrap_or_default();
-    match case["protocol"].as_str() {
-        Some("chat_completions") => Accumulator::Chat(ChatResponse::new(id, model, created)),
-        Some("responses") => {
-            let config = responses_config(case, false);
-            Accumulator::Responses(Box::new(ResponsesResponse::new(&config, created)))
-        }
-        Some("messages") => {
-            let prompt = PromptUsage {
-                prompt_tokens: init["prompt_tokens"].as_u64().unwrap_or_default(),
-                prompt_cache_hit_tokens: init["prompt_cache_hit_tokens"]
-                    .as_u64()
-                    .unwrap_or_default(),
-            };
-            Accumulator::Messages(MessagesResponse::new(id, model, prompt))
-        }
-        other => panic!("unsupported protocol {other:?}"),
-    }
+    let prompt = PromptUsage {
+        prompt_tokens: init["prompt_tokens"].as_u64().unwrap_or_default(),
+        prompt_cache_hit_tokens: init["prompt_cache_hit_tokens"].as_u64().unwrap_or_default(),
+    };
+    Accumulator::for_config(config, init["created"].as_u64().unwrap_or_default(), prompt)
 }
 
 /// Runs one case; returns a description of the first difference.
-fn run_case(
-    case: &Value,
-    tokenizer: Option<&dyn deepseek_recipe::stream::TokenText>,
-) -> Result<(), String> {
+fn run_case(case: &Value) -> Result<(), String> {
     let protocol = case["protocol"].as_str().unwrap_or_default();
+    let request_protocol = match protocol {
+        "chat_completions" => Protocol::ChatCompletions,
+        "responses" => Protocol::Responses,
+        "messages" => Protocol::Messages,
+        other => return Err(format!("unsupported protocol {other:?}")),
+    };
+    let body = serde_json::to_string(&case["request"]).map_err(|err| err.to_string())?;
+    let converted = convert_json(request_protocol, &body, &ConversionOptions::default())
+        .map_err(|err| format!("conversion: {err}"))?;
+    let converted_options = serde_json::to_value(&converted.parsing_options).unwrap();
+    if converted_options != case["parsing_options_converted"] {
+        return Err(format!(
+            "converted parsing options: ours {converted_options} theirs {}",
+            case["parsing_options_converted"]
+        ));
+    }
     let options: ParsingOptions = serde_json::from_value(case["parsing_options"].clone())
         .map_err(|err| format!("parsing options: {err}"))?;
-    let _ = ThinkingInitialStage::ReasoningStart;
-    let tokenizer = if case["tokenizer"].as_bool() == Some(true) {
-        tokenizer
-    } else {
-        None
-    };
-    let mut processor = StreamProcessor::with_id_source(
-        generator_config(case),
-        options,
-        tokenizer,
-        IdSource::seeded(1),
-    );
-    let mut acc = accumulator(case);
+    let tokenizer = (case["tokenizer"] == true).then(TokenizerText::deepseek_v4);
+    let config = generator_config(case, &converted);
+    let mut acc = accumulator(case, &config);
+    let mut processor =
+        StreamProcessor::with_id_source(config, options, tokenizer, IdSource::seeded(1));
     let mut normalizer = Normalizer::default();
     let mut chunks = Vec::new();
     let mut error = Value::Null;
@@ -374,9 +277,8 @@ fn stream_vectors() {
             continue;
         }
         let category = case["category"].as_str().unwrap_or_default().to_owned();
-        let outcome =
-            std::panic::catch_unwind(|| run_case(&case, Some(TokenizerText::deepseek_v4())))
-                .unwrap_or_else(|_| Err("panicked".to_owned()));
+        let outcome = std::panic::catch_unwind(|| run_case(&case))
+            .unwrap_or_else(|_| Err("panicked".to_owned()));
         let entry = per_category.entry(category).or_default();
         match outcome {
             Ok(()) => entry.0 += 1,

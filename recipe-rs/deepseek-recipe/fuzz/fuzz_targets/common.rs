@@ -6,12 +6,12 @@ use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
 use deepseek_recipe::stream::responses::{ResponsesConfig, ResponsesResponse};
 use deepseek_recipe::stream::{
     Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, PromptUsage, StreamProcessor,
-    ThinkingInitialStage, TokenText,
+    SharedTokenText, ThinkingInitialStage,
 };
 
 /// Runs `chunks` through a processor configured by `flags`; checks that nothing panics, that
 /// errors only come from misuse, and that every chunk serialises.
-pub fn run_stream(flags: u8, chunks: Vec<InferenceChunk>, tokenizer: Option<&dyn TokenText>) {
+pub fn run_stream(flags: u8, chunks: Vec<InferenceChunk>, tokenizer: Option<SharedTokenText>) {
     let stage = match flags & 3 {
         0 => None,
         1 => Some(ThinkingInitialStage::ReasoningStart),

@@ -6,6 +6,7 @@ use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning}
 use super::images::{image_detail, image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
 use super::options::{ConversionOptions, ModelVersion};
 use super::request::ConvertedRequest;
+use super::response_context::ResponseContext;
 use super::sampling::{
     check_max_tokens, check_penalty, check_stop, check_temperature, check_top_logprobs, check_top_p,
 };
@@ -84,6 +85,9 @@ impl ChatCompletionRequest {
             }
         };
         let stream = self.stream.unwrap_or(false);
+        let include_usage = self
+            .stream_options
+            .is_some_and(|stream_options| stream_options.include_usage);
         if self.stream_options.is_some() && !stream {
             return Err(ApiError::invalid_request(
                 "stream_options should be set along with stream = true",
@@ -162,6 +166,7 @@ impl ChatCompletionRequest {
             top_logprobs: self.top_logprobs,
             seed: self.seed,
             stop_sequences,
+            response_context: ResponseContext::ChatCompletions { include_usage },
         }
         .finish())
     }

@@ -6,13 +6,14 @@ use serde_json::Value;
 use super::history::thinking_initial_stage;
 use super::meta_schema::meta_schema_error;
 use super::options::ModelVersion;
-use super::parsing_options::ParsingOptions;
 use super::request::{ConvertedRequest, InferenceOptions, OutputConstraint, OutputConstraintKind};
+use super::response_context::ResponseContext;
 use super::sampling::{resolve_temperature, resolve_top_p};
 use super::strict_schema::{normalize_strict_schema, StrictSchemaError};
 use super::tools::{tool_constraint_schema, ResolvedTools};
 use crate::conversation::{Conversation, Message, ReasoningEffort, ResponseFormat, ToolChoice};
 use crate::error::ApiError;
+use crate::stream::parsing_options::ParsingOptions;
 
 /// A requested output format after validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +89,8 @@ pub(crate) struct Draft {
     pub seed: Option<u64>,
     /// Stop sequences.
     pub stop_sequences: Vec<String>,
+    /// Protocol-specific values for the response side.
+    pub response_context: ResponseContext,
 }
 
 impl Draft {
@@ -166,6 +169,7 @@ impl Draft {
             },
             inference_options,
             parsing_options,
+            response_context: self.response_context,
         }
     }
 }

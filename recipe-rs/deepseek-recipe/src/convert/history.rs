@@ -1,9 +1,9 @@
 //! Rules over the converted message list: reasoning pass-back, the `json` keyword, prefix stage.
 
 use super::options::ReasoningContentBehavior;
-use super::parsing_options::ThinkingInitialStage;
 use crate::conversation::{Message, Role};
 use crate::error::ApiError;
+use crate::stream::parsing_options::ThinkingInitialStage;
 
 /// Enforces `Reject` (thinking mode only): an assistant message after the last user message
 /// that lacks reasoning fails when tools are declared or it made tool calls. `missing[i]`

@@ -7,6 +7,7 @@ use super::images::{MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
 use super::options::{ConversionOptions, ModelVersion, WebSearchBehavior};
 use super::python_json::to_spaced_json;
 use super::request::ConvertedRequest;
+use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
 use super::tools::{build_tools, resolve_tool_choice, FunctionDecl, ToolChoiceParam};
@@ -131,6 +132,7 @@ impl MessagesRequest {
             top_logprobs: None,
             seed: None,
             stop_sequences,
+            response_context: ResponseContext::Messages,
         }
         .finish())
     }

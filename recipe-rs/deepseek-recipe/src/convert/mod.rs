@@ -15,22 +15,24 @@ mod images;
 mod messages;
 mod meta_schema;
 mod options;
-pub mod parsing_options;
 mod python_json;
 mod request;
+mod response_context;
 mod responses;
 mod sampling;
 mod strict_schema;
 mod thinking;
 mod tools;
 
+pub use crate::stream::parsing_options::{ParsingOptions, ThinkingInitialStage};
+pub use crate::stream::responses::ResponsesEcho;
 pub use options::{
     ConversionOptions, ModelVersion, ReasoningContentBehavior, WebSearchBehavior,
     DEFAULT_IMAGE_TOKEN, DEFAULT_MAX_TOKENS_UPPER_BOUND,
 };
-pub use parsing_options::{ParsingOptions, ThinkingInitialStage};
 pub use request::{ConvertedRequest, InferenceOptions, OutputConstraint, OutputConstraintKind};
-pub use responses::{NamespaceToolMap, ResponsesEcho};
+pub use response_context::{ResponseContext, ResponsesContext};
+pub use responses::NamespaceToolMap;
 
 use serde::{Deserialize, Serialize};
 

@@ -3,9 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::options::ModelVersion;
-use super::parsing_options::ParsingOptions;
+use super::response_context::ResponseContext;
 use crate::conversation::{Conversation, ReasoningEffort};
 use crate::error::ApiError;
+use crate::stream::parsing_options::ParsingOptions;
 
 /// A converted request: what to render, how to sample and how to parse the output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,6 +23,8 @@ pub struct ConvertedRequest {
     pub inference_options: InferenceOptions,
     /// Output-parsing settings.
     pub parsing_options: ParsingOptions,
+    /// Protocol-specific values the response generators need.
+    pub response_context: ResponseContext,
 }
 
 /// Sampling settings resolved from a request.

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
@@ -12,6 +11,7 @@ use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning}
 use super::images::{image_detail, image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
 use super::options::{ConversionOptions, ModelVersion, WebSearchBehavior};
 use super::request::ConvertedRequest;
+use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
@@ -25,6 +25,7 @@ use crate::protocol::responses::{
     NamespaceMember, ResponsesInput, ResponsesRequest, ResponsesTool, ResponsesToolChoice,
     TextFormat,
 };
+use crate::stream::responses::{report_tools, ReasoningSettings, ResponsesEcho};
 
 /// The pass-back error of Responses.
 const REASONING_PASS_BACK_ERROR: &str =
@@ -41,23 +42,6 @@ const APPLY_PATCH: &str = "apply_patch";
 
 /// The function name a client-side tool search call is rendered with.
 const TOOL_SEARCH_NAME: &str = "tool_search";
-
-/// What `ResponsesRequest::echo` reports: the request values a response object repeats.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResponsesEcho {
-    /// `instructions` as given.
-    pub instructions: Option<String>,
-    /// `max_output_tokens` as given.
-    pub max_output_tokens: Option<u32>,
-    /// Requested temperature, or 1.0.
-    pub temperature: f32,
-    /// Requested top_p, or 1.0.
-    pub top_p: f32,
-    /// Requested top_logprobs, or 0.
-    pub top_logprobs: u8,
-    /// `user` as given.
-    pub user: Option<String>,
-}
 
 /// Flattened function name → `(namespace, local name)` for namespaced tools, sorted by name.
 pub type NamespaceToolMap = BTreeMap<String, (String, String)>;
@@ -106,9 +90,55 @@ impl ResponsesRequest {
         Ok(map)
     }
 
+    /// What the response side needs: the echo, the reported `reasoning`, `text`, `tool_choice`
+    /// and `tools`, the namespace map and the custom tool names.
+    fn response_context(&self, options: &ConversionOptions) -> Result<ResponsesContext, ApiError> {
+        let reported = &self.reported;
+        let text_of = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+        let reasoning = reported.reasoning.as_ref();
+        let text = reported.text.as_ref();
+        let format = match text.and_then(|text| text.get("format")) {
+            None | Some(Value::Null) => json!({"type": "text"}),
+            Some(format) => format.clone(),
+        };
+        let verbosity = text
+            .and_then(|text| text.get("verbosity"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let raw_tools = match &reported.tools {
+            Some(Value::Array(tools)) => tools.as_slice(),
+            _ => &[],
+        };
+        let custom_tools = self
+            .tools
+            .iter()
+            .flatten()
+            .filter_map(|tool| match tool {
+                ResponsesTool::Custom(custom) => Some(custom.name.clone()),
+                _ => None,
+            })
+            .collect();
+        Ok(ResponsesContext {
+            echo: self.echo(),
+            reasoning: ReasoningSettings {
+                effort: text_of(reasoning.and_then(|reasoning| reasoning.get("effort"))),
+                summary: text_of(reasoning.and_then(|reasoning| reasoning.get("summary"))),
+            },
+            text: json!({"format": format, "verbosity": verbosity}),
+            tool_choice: reported
+                .tool_choice
+                .clone()
+                .unwrap_or_else(|| Value::String("auto".to_owned())),
+            tools: report_tools(raw_tools),
+            namespace_tools: self.namespace_tool_map(options)?,
+            custom_tools,
+        })
+    }
+
     /// Converts the request with `options` (the official 400 body on invalid requests).
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
         let model_version = options.model_version(&self.model)?;
+        let response_context = self.response_context(options)?;
         let items = match self.input {
             None if self.instructions.is_none() => {
                 return Err(ApiError::invalid_request(
@@ -218,6 +248,7 @@ impl ResponsesRequest {
             top_logprobs: self.top_logprobs,
             seed: None,
             stop_sequences: Vec::new(),
+            response_context: ResponseContext::Responses(Box::new(response_context)),
         }
         .finish())
     }

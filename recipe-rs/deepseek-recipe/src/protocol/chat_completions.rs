@@ -25,7 +25,7 @@ pub struct ChatCompletionRequest {
     /// Whether to stream.
     pub stream: Option<bool>,
     /// Streaming options; only allowed with `stream: true`.
-    pub stream_options: Option<serde::de::IgnoredAny>,
+    pub stream_options: Option<StreamOptions>,
     /// Stop sequences.
     pub stop: Option<StopParam>,
     /// Sampling seed, below 2^63.
@@ -56,6 +56,21 @@ impl ChatCompletionRequest {
     /// Parses a request body (JSON text), with the reference's error messages.
     pub fn from_json(body: &str) -> Result<Self> {
         from_json(body)
+    }
+}
+
+/// `stream_options`: any JSON value is accepted; only `include_usage: true` has an effect.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamOptions {
+    /// Every chunk carries a `usage` field (null until the final chunk).
+    pub include_usage: bool,
+}
+
+impl<'de> Deserialize<'de> for StreamOptions {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let include_usage = value.get("include_usage").and_then(Value::as_bool) == Some(true);
+        Ok(Self { include_usage })
     }
 }
 

@@ -4,7 +4,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::chat_completions::ImageDetailParam;
-use super::shared::{from_json, value_as};
+use super::shared::{json_from_text, typed_from_value, value_as};
 use super::EffortParam;
 use crate::error::Result;
 
@@ -37,12 +37,47 @@ pub struct ResponsesRequest {
     pub stream: Option<bool>,
     /// End-user id (echoed).
     pub user: Option<String>,
+    /// The fields a response object reports verbatim, as sent (filled by [`Self::from_json`];
+    /// empty when the request is deserialised otherwise).
+    #[serde(skip)]
+    pub reported: ReportedFields,
+}
+
+/// Request fields a Responses response object reports verbatim, kept as the JSON sent
+/// (`None` when absent or null).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportedFields {
+    /// `tools`.
+    pub tools: Option<Value>,
+    /// `tool_choice`.
+    pub tool_choice: Option<Value>,
+    /// `reasoning`.
+    pub reasoning: Option<Value>,
+    /// `text`.
+    pub text: Option<Value>,
+}
+
+impl ReportedFields {
+    /// Picks the reported fields out of a request body.
+    fn from_body(body: &Value) -> Self {
+        let field = |key: &str| body.get(key).filter(|value| !value.is_null()).cloned();
+        Self {
+            tools: field("tools"),
+            tool_choice: field("tool_choice"),
+            reasoning: field("reasoning"),
+            text: field("text"),
+        }
+    }
 }
 
 impl ResponsesRequest {
     /// Parses a request body (JSON text), with the reference's error messages.
     pub fn from_json(body: &str) -> Result<Self> {
-        from_json(body)
+        let value = json_from_text(body)?;
+        let reported = ReportedFields::from_body(&value);
+        let mut request: Self = typed_from_value(value)?;
+        request.reported = reported;
+        Ok(request)
     }
 }
 

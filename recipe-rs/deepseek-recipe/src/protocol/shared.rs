@@ -8,8 +8,16 @@ use crate::error::{Error, Result};
 
 /// Reads a request body: JSON text first, then the typed shape (see the module docs).
 pub(crate) fn from_json<T: DeserializeOwned>(body: &str) -> Result<T> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|err| Error::Parse(format!("invalid JSON request: {err}")))?;
+    typed_from_value(json_from_text(body)?)
+}
+
+/// The first stage of [`from_json`]: the body as JSON.
+pub(crate) fn json_from_text(body: &str) -> Result<Value> {
+    serde_json::from_str(body).map_err(|err| Error::Parse(format!("invalid JSON request: {err}")))
+}
+
+/// The second stage of [`from_json`]: the typed shape of a JSON body.
+pub(crate) fn typed_from_value<T: DeserializeOwned>(value: Value) -> Result<T> {
     T::deserialize(value).map_err(|err| Error::Parse(format!("invalid request body: {err}")))
 }
 

@@ -1,6 +1,8 @@
 //! Protocol chunks, their SSE framing, and accumulation into complete responses.
 
 use super::chat::{ChatChunk, ChatResponse};
+use super::config::GeneratorConfig;
+use super::inference::PromptUsage;
 use super::messages::{MessagesEvent, MessagesResponse};
 use super::responses::{ResponsesEvent, ResponsesResponse};
 
@@ -68,6 +70,23 @@ impl Accumulator {
             (Self::Messages(response), Chunk::Messages(event)) => response.accumulate(event),
             (Self::Responses(response), Chunk::Responses(event)) => response.accumulate(event),
             _ => {}
+        }
+    }
+
+    /// An empty response for the stream `config` generates: Chat and Responses report `created`
+    /// until the stream's own objects replace it; Messages reports `prompt` usage until the
+    /// `message_start` event replaces it.
+    pub fn for_config(config: &GeneratorConfig, created: u64, prompt: PromptUsage) -> Self {
+        match config {
+            GeneratorConfig::Chat(config) => {
+                Self::Chat(ChatResponse::new(&config.id, &config.model, created))
+            }
+            GeneratorConfig::Messages(config) => {
+                Self::Messages(MessagesResponse::new(&config.id, &config.model, prompt))
+            }
+            GeneratorConfig::Responses(config) => {
+                Self::Responses(Box::new(ResponsesResponse::new(config, created)))
+            }
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod chat;
 pub mod chunk;
+pub mod config;
 pub mod decode;
 pub mod events;
 pub mod ids;
@@ -18,9 +19,10 @@ pub mod responses;
 pub mod token_text;
 
 pub use chunk::{Accumulator, Chunk};
+pub use config::GeneratorConfig;
 pub use decode::TokenText;
 pub use inference::{InferenceChunk, InferenceFinishReason, PromptUsage};
 pub use parser::{Piece, StreamParser};
 pub use parsing_options::{ParsingOptions, ThinkingInitialStage};
-pub use processor::{GeneratorConfig, StreamProcessor};
-pub use token_text::TokenizerText;
+pub use processor::StreamProcessor;
+pub use token_text::{SharedTokenText, TokenizerText};

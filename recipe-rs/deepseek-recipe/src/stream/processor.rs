@@ -1,37 +1,18 @@
 //! The stream processor: inference chunks in, protocol chunks out.
 
-use super::chat::{ChatConfig, ChatGenerator};
+use super::chat::ChatGenerator;
 use super::chunk::Chunk;
-use super::decode::{TokenDecoder, TokenText};
+use super::config::GeneratorConfig;
+use super::decode::TokenDecoder;
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::ids::IdSource;
 use super::inference::{InferenceChunk, PromptUsage};
-use super::messages::{MessagesConfig, MessagesGenerator};
+use super::messages::MessagesGenerator;
 use super::parser::{ParserEvent, Piece, StreamParser};
 use super::parsing_options::ParsingOptions;
-use super::responses::{ResponsesConfig, ResponsesGenerator};
+use super::responses::ResponsesGenerator;
+use super::token_text::SharedTokenText;
 use crate::error::{Error, Result};
-
-/// Which protocol to generate, with what the generator needs from the request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum GeneratorConfig {
-    /// OpenAI Chat Completions chunks.
-    Chat(ChatConfig),
-    /// Anthropic Messages events.
-    Messages(MessagesConfig),
-    /// OpenAI Responses events.
-    Responses(Box<ResponsesConfig>),
-}
-
-impl GeneratorConfig {
-    fn thinking_mode(&self) -> bool {
-        match self {
-            Self::Chat(config) => config.thinking_mode,
-            Self::Messages(config) => config.thinking_mode,
-            Self::Responses(config) => config.thinking_mode,
-        }
-    }
-}
 
 /// The protocol generator behind a processor.
 #[derive(Debug, Clone)]
@@ -111,10 +92,10 @@ enum Status {
 }
 
 /// Ties the output parser to a protocol generator: push inference chunks, get protocol chunks.
-pub struct StreamProcessor<'t> {
+pub struct StreamProcessor {
     generator: Generator,
     parser: StreamParser,
-    tokenizer: Option<&'t dyn TokenText>,
+    tokenizer: Option<SharedTokenText>,
     decoder: TokenDecoder,
     ids: IdSource,
     thinking_mode: bool,
@@ -126,7 +107,7 @@ pub struct StreamProcessor<'t> {
     parser_events: Vec<ParserEvent>,
 }
 
-impl std::fmt::Debug for StreamProcessor<'_> {
+impl std::fmt::Debug for StreamProcessor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamProcessor")
             .field("status", &self.status)
@@ -139,12 +120,12 @@ fn stream_error(message: impl Into<String>) -> Error {
     Error::Stream(message.into())
 }
 
-impl<'t> StreamProcessor<'t> {
+impl StreamProcessor {
     /// A processor with random tool-call ids.
     pub fn new(
         config: GeneratorConfig,
         options: ParsingOptions,
-        tokenizer: Option<&'t dyn TokenText>,
+        tokenizer: Option<SharedTokenText>,
     ) -> Self {
         Self::with_id_source(config, options, tokenizer, IdSource::random())
     }
@@ -153,7 +134,7 @@ impl<'t> StreamProcessor<'t> {
     pub fn with_id_source(
         config: GeneratorConfig,
         options: ParsingOptions,
-        tokenizer: Option<&'t dyn TokenText>,
+        tokenizer: Option<SharedTokenText>,
         ids: IdSource,
     ) -> Self {
         Self {
@@ -233,14 +214,14 @@ impl<'t> StreamProcessor<'t> {
                         )));
                     }
                 }
-                let Some(tokenizer) = self.tokenizer else {
+                let Some(tokenizer) = self.tokenizer.clone() else {
                     self.status = Status::Closed;
                     return Err(stream_error("token chunk received without a tokenizer"));
                 };
                 self.ensure_started(&mut out);
                 let decoded = self
                     .decoder
-                    .decode(tokenizer, &token_ids, logprobs.as_deref());
+                    .decode(&*tokenizer, &token_ids, logprobs.as_deref());
                 self.completion_tokens += decoded.released_ids;
                 for piece in decoded.pieces {
                     self.parser.push(piece, &mut self.parser_events);
@@ -331,7 +312,7 @@ impl<'t> StreamProcessor<'t> {
     /// Tokens of the reasoning text, when a tokenizer is attached and the output has a thinking
     /// stage.
     fn reasoning_tokens(&self) -> Option<u64> {
-        let tokenizer = self.tokenizer?;
+        let tokenizer = self.tokenizer.as_deref()?;
         self.parser.options().thinking_initial_stage?;
         Some(tokenizer.count_tokens(&self.reasoning_text) as u64)
     }
@@ -339,5 +320,16 @@ impl<'t> StreamProcessor<'t> {
     /// Prompt usage as reported by the first `ready` chunk.
     pub fn prompt_usage(&self) -> PromptUsage {
         self.start.prompt_usage
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processors_can_move_between_threads() {
+        fn assert_send<T: Send>() {}
+        assert_send::<StreamProcessor>();
     }
 }

@@ -2,27 +2,27 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::logprobs::LogprobEntry;
 use super::parser::ArgumentFragment;
 
-/// Request values the response object reports when the request is echoed.
-#[derive(Debug, Clone, PartialEq)]
+/// Request values a Responses response object repeats (the request "echo").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponsesEcho {
-    /// `instructions`.
+    /// `instructions` as given.
     pub instructions: Option<String>,
-    /// `max_output_tokens`.
-    pub max_output_tokens: Option<u64>,
-    /// `temperature` (1.0 when not set).
+    /// `max_output_tokens` as given.
+    pub max_output_tokens: Option<u32>,
+    /// Requested temperature, or 1.0.
     pub temperature: f32,
-    /// `top_p` (1.0 when not set).
+    /// Requested top_p, or 1.0.
     pub top_p: f32,
-    /// `top_logprobs` (0 when not set).
-    pub top_logprobs: u32,
-    /// `user`.
+    /// Requested top_logprobs, or 0.
+    pub top_logprobs: u8,
+    /// `user` as given.
     pub user: Option<String>,
 }
 
@@ -40,7 +40,7 @@ impl Default for ResponsesEcho {
 }
 
 /// The `reasoning` object of the response.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReasoningSettings {
     /// Requested effort.
     pub effort: Option<String>,
@@ -295,7 +295,7 @@ pub struct ResponseObject {
     /// Echoed instructions.
     pub instructions: Option<String>,
     /// Echoed output limit.
-    pub max_output_tokens: Option<u64>,
+    pub max_output_tokens: Option<u32>,
     /// Always null.
     pub max_tool_calls: Option<u64>,
     /// Model name.
@@ -331,7 +331,7 @@ pub struct ResponseObject {
     /// Reported tools.
     pub tools: Vec<Value>,
     /// Echoed `top_logprobs`.
-    pub top_logprobs: u32,
+    pub top_logprobs: u8,
     /// Echoed `top_p`.
     pub top_p: f32,
     /// Always `disabled`.

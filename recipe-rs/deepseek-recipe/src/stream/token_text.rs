@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::decode::TokenText;
 use crate::tokenizer::Tokenizer;
@@ -12,27 +12,37 @@ const UNKNOWN: u8 = 0;
 const NORMAL: u8 = 1;
 const SPECIAL: u8 = 2;
 
+/// A shared, thread-safe token-text source, as a [`StreamProcessor`](super::StreamProcessor)
+/// holds it.
+pub type SharedTokenText = Arc<dyn TokenText + Send + Sync>;
+
 /// A tokenizer seen as [`TokenText`]. Whether an id is an added (special) token is decided on
-/// first sight and remembered.
+/// first sight and remembered, so share one instance (see [`SharedTokenText`]) across streams.
 #[derive(Debug)]
-pub struct TokenizerText<'t> {
-    tokenizer: &'t Tokenizer,
+pub struct TokenizerText {
+    tokenizer: Tokenizer,
     special: Vec<AtomicU8>,
 }
 
-impl<'t> TokenizerText<'t> {
-    /// Wraps `tokenizer`.
-    pub fn new(tokenizer: &'t Tokenizer) -> Self {
+impl TokenizerText {
+    /// Wraps `tokenizer` (a cheap handle; clone it to share).
+    pub fn new(tokenizer: Tokenizer) -> Self {
         let special = (0..tokenizer.vocab_size())
             .map(|_| AtomicU8::new(UNKNOWN))
             .collect();
         Self { tokenizer, special }
     }
 
-    /// The bundled DeepSeek V4 tokenizer, shared by every stream.
-    pub fn deepseek_v4() -> &'static TokenizerText<'static> {
-        static TEXT: OnceLock<TokenizerText<'static>> = OnceLock::new();
-        TEXT.get_or_init(|| TokenizerText::new(Tokenizer::deepseek_v4()))
+    /// Wraps `tokenizer` as a [`SharedTokenText`].
+    pub fn shared(tokenizer: Tokenizer) -> SharedTokenText {
+        Arc::new(Self::new(tokenizer))
+    }
+
+    /// The bundled DeepSeek V4 tokenizer, one instance shared by every stream.
+    pub fn deepseek_v4() -> SharedTokenText {
+        static TEXT: OnceLock<SharedTokenText> = OnceLock::new();
+        TEXT.get_or_init(|| Self::shared(Tokenizer::deepseek_v4().clone()))
+            .clone()
     }
 }
 
@@ -53,7 +63,7 @@ fn byte_level_byte(ch: char) -> Option<u8> {
         .and_then(|b| u8::try_from(b).ok())
 }
 
-impl TokenText for TokenizerText<'_> {
+impl TokenText for TokenizerText {
     fn token_bytes(&self, id: u32) -> Option<Cow<'_, [u8]>> {
         let spelling = self.tokenizer.id_to_token(id)?;
         if self.is_special(id) {

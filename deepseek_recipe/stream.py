@@ -1,0 +1,221 @@
+"""Stream processing: model output in, protocol chunks, SSE bytes and complete responses out."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any, Literal, cast
+
+from pydantic import TypeAdapter
+
+from deepseek_recipe import _native
+from deepseek_recipe.models.chat_completions import ChatCompletion, ChatCompletionChunk
+from deepseek_recipe.models.inference import (
+    FinishChunk,
+    InferenceChunk,
+    ReadyChunk,
+    TextChunk,
+    TokensChunk,
+)
+from deepseek_recipe.models.messages import Message, MessageStreamEvent
+from deepseek_recipe.models.responses import Response, ResponseStreamEvent
+from deepseek_recipe.requests import ConvertedRequest, Protocol
+from deepseek_recipe.tokenizer import Tokenizer
+
+__all__ = [
+    "InferenceChunkLike",
+    "StreamChunk",
+    "StreamProcessor",
+    "StreamResponse",
+    "accumulate",
+    "new_response_id",
+    "stream_sse",
+]
+
+StreamChunk = ChatCompletionChunk | ResponseStreamEvent | MessageStreamEvent
+"""A chunk of a Chat Completions stream, or an event of a Responses or Messages stream."""
+
+StreamResponse = ChatCompletion | Response | Message
+"""A complete (non-streamed) response of one of the three protocols."""
+
+InferenceChunkLike = ReadyChunk | TextChunk | TokensChunk | FinishChunk | Mapping[str, Any]
+"""An inference chunk: a typed model or its JSON object."""
+
+_ID_PREFIXES: dict[Protocol, str] = {
+    "chat_completions": "chatcmpl-",
+    "responses": "resp_",
+    "messages": "msg_",
+}
+_CHUNK_ADAPTERS: dict[Protocol, TypeAdapter[Any]] = {
+    "chat_completions": TypeAdapter(ChatCompletionChunk),
+    "responses": TypeAdapter(ResponseStreamEvent),
+    "messages": TypeAdapter(MessageStreamEvent),
+}
+_RESPONSE_TYPES: dict[Protocol, type[StreamResponse]] = {
+    "chat_completions": ChatCompletion,
+    "responses": Response,
+    "messages": Message,
+}
+_INFERENCE_CHUNK: TypeAdapter[InferenceChunk] = TypeAdapter(InferenceChunk)
+
+
+def new_response_id(protocol: Protocol) -> str:
+    """A fresh response id of the protocol's official shape (`chatcmpl-…`, `resp_…`, `msg_…`)."""
+    return _ID_PREFIXES[protocol] + secrets.token_hex(12)
+
+
+class StreamProcessor:
+    """Feeds a model's output through the parser and one protocol's chunk generator.
+
+    Every chunk produced is also accumulated, so `response()` gives the complete non-streamed
+    response at any time. Malformed model output is data, never an exception; pushing after the
+    stream finished raises `RecipeError`.
+    """
+
+    def __init__(
+        self,
+        converted: ConvertedRequest,
+        *,
+        response_id: str | None = None,
+        model: str | None = None,
+        tokenizer: Tokenizer | Literal[False] | None = None,
+        seed: int | None = None,
+        created: int | None = None,
+        signature: str | None = None,
+        parsing_options: Mapping[str, Any] | None = None,
+        prompt_usage: tuple[int, int] | None = None,
+        echo: bool = True,
+        namespace_tool_map: bool = True,
+        thinking_mode: bool | None = None,
+    ) -> None:
+        """Set up the processor for `converted`.
+
+        `model` defaults to the requested model name; `tokenizer` (for token-id input and the
+        reasoning-token count) to the bundled V4 one, `False` for none (text input only);
+        `seed` fixes the random tool-call ids; `created` the timestamps;
+        `signature` is the Messages thinking signature; `parsing_options` replaces the converted
+        ones (e.g. extra stop sequences); `prompt_usage` = (prompt tokens, cache hits) seeds the
+        accumulated response until the ready chunk reports usage. `echo`,
+        `namespace_tool_map` (Responses) and `thinking_mode` (Messages) reproduce the reference
+        harness's switches; production code leaves them alone.
+        """
+        self.protocol: Protocol = converted.protocol
+        self.response_id = response_id or new_response_id(converted.protocol)
+        self._native = _native.StreamProcessor(
+            converted.native,
+            self.response_id,
+            model or converted.request_model,
+            tokenizer.native if isinstance(tokenizer, Tokenizer) else None,
+            seed,
+            created,
+            signature,
+            None if parsing_options is None else json.dumps(dict(parsing_options)),
+            prompt_usage,
+            echo,
+            namespace_tool_map,
+            thinking_mode,
+            tokenizer is not False,
+        )
+
+    @property
+    def done_data(self) -> str | None:
+        """The data of the protocol's terminal SSE message (`[DONE]` for Chat), if any."""
+        return self._native.done_data
+
+    def push_records(self, chunk: InferenceChunkLike) -> list[tuple[str | None, str]]:
+        """Feeds one inference chunk; returns `(sse_event, compact JSON)` per chunk produced."""
+        return self._native.push(_chunk_json(chunk))
+
+    def finish_records(self) -> list[tuple[str | None, str]]:
+        """Ends the stream; returns `(sse_event, compact JSON)` per chunk produced."""
+        return self._native.finish()
+
+    @property
+    def finished(self) -> bool:
+        """Whether the stream has ended (finish chunk, stop sequence or `finish()`)."""
+        return self._native.finished
+
+    def push(self, chunk: InferenceChunkLike) -> list[StreamChunk]:
+        """Feeds one inference chunk; returns the typed protocol chunks it produced."""
+        return self._typed(self._native.push(_chunk_json(chunk)))
+
+    def push_sse(self, chunk: InferenceChunkLike) -> bytes:
+        """Feeds one inference chunk; returns the ready-to-send SSE bytes it produced."""
+        return self._native.push_sse(_chunk_json(chunk))
+
+    def push_text(self, text: str, token_count: int = 1) -> bytes:
+        """Fast path: feeds a text piece; returns SSE bytes (no JSON round trip)."""
+        return self._native.push_text_sse(text, token_count)
+
+    def push_tokens(
+        self,
+        token_ids: Sequence[int],
+        logprobs: Sequence[tuple[float, Sequence[tuple[int, float]]]] | None = None,
+    ) -> bytes:
+        """Fast path: feeds generated token ids (and their logprobs); returns SSE bytes."""
+        lps = None if logprobs is None else [(lp, list(top)) for lp, top in logprobs]
+        return self._native.push_tokens_sse(list(token_ids), lps)
+
+    def push_finish(self, finish_reason: str) -> bytes:
+        """Fast path: feeds the backend's finish reason; returns SSE bytes."""
+        return self._native.push_finish_sse(finish_reason)
+
+    def finish(self) -> list[StreamChunk]:
+        """Ends the stream; returns the typed chunks this produced."""
+        return self._typed(self._native.finish())
+
+    def finish_sse(self) -> bytes:
+        """Ends the stream (if it has not ended) and returns the last SSE bytes, including the
+        terminal `data: [DONE]` for Chat Completions."""
+        return self._native.finish_sse()
+
+    def response_json(self) -> str:
+        """The complete response accumulated from every chunk so far, as compact JSON."""
+        return self._native.response_json()
+
+    def response(self) -> StreamResponse:
+        """The complete response accumulated from every chunk so far, typed."""
+        return _RESPONSE_TYPES[self.protocol].model_validate_json(self.response_json())
+
+    def _typed(self, records: list[tuple[str | None, str]]) -> list[StreamChunk]:
+        adapter = _CHUNK_ADAPTERS[self.protocol]
+        return [cast(StreamChunk, adapter.validate_json(data)) for _, data in records]
+
+
+def accumulate(
+    converted: ConvertedRequest,
+    chunks: Iterable[InferenceChunkLike],
+    **processor_args: Any,
+) -> StreamResponse:
+    """The complete (non-streamed) response for a whole model output."""
+    processor = StreamProcessor(converted, **processor_args)
+    for chunk in chunks:
+        if processor.finished:
+            break
+        processor.push(chunk)
+    if not processor.finished:
+        processor.finish()
+    return processor.response()
+
+
+async def stream_sse(
+    processor: StreamProcessor, chunks: AsyncIterable[InferenceChunkLike]
+) -> AsyncIterator[bytes]:
+    """Async adapter for servers: SSE bytes for each inference chunk, then the terminal frames.
+
+    Stops reading `chunks` once the stream has finished (e.g. a stop sequence matched).
+    """
+    async for chunk in chunks:
+        data = processor.push_sse(chunk)
+        if data:
+            yield data
+        if processor.finished:
+            break
+    yield processor.finish_sse()
+
+
+def _chunk_json(chunk: InferenceChunkLike) -> str:
+    if isinstance(chunk, ReadyChunk | TextChunk | TokensChunk | FinishChunk):
+        return chunk.to_json()
+    return _INFERENCE_CHUNK.validate_python(chunk).to_json()

@@ -1,0 +1,90 @@
+"""The Python stream API: typed chunks, SSE bytes, fast paths, accumulation, async adapter."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from deepseek_recipe import RecipeError, Tokenizer, convert
+from deepseek_recipe.models import ChatCompletion, ChatCompletionChunk, Message
+from deepseek_recipe.stream import StreamProcessor, accumulate, stream_sse
+
+CHAT = {"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
+MESSAGES = {
+    "model": "DeepSeek-V4-Pro",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "Hi"}],
+}
+
+
+def test_text_pieces_give_typed_chunks_and_a_response():
+    processor = StreamProcessor(convert(CHAT), seed=1)
+    chunks = processor.push({"kind": "ready", "prompt_tokens": 5, "prompt_cache_hit_tokens": 2})
+    chunks += processor.push({"kind": "text", "content": "Think</think>Hel", "token_count": 3})
+    chunks += processor.push({"kind": "text", "content": "lo", "token_count": 1})
+    chunks += processor.push({"kind": "finish", "finish_reason": "stop"})
+    assert all(isinstance(chunk, ChatCompletionChunk) for chunk in chunks)
+    assert processor.finished
+    response = processor.response()
+    assert isinstance(response, ChatCompletion)
+    assert response.choices[0].message.content == "Hello"
+    assert response.choices[0].message.reasoning_content == "Think"
+    usage = json.loads(processor.response_json())["usage"]
+    assert usage["prompt_cache_hit_tokens"] == 2
+    assert usage["prompt_cache_miss_tokens"] == 3
+
+
+def test_token_fast_path_matches_json_path():
+    tokenizer = Tokenizer.deepseek_v4()
+    ids = tokenizer.encode("Reasoning here</think>The answer is 42.", allow_special=True)
+    fast = StreamProcessor(convert(CHAT), seed=3, created=1, response_id="chatcmpl-x")
+    slow = StreamProcessor(convert(CHAT), seed=3, created=1, response_id="chatcmpl-x")
+    fast.push({"kind": "ready", "prompt_tokens": 1, "prompt_cache_hit_tokens": 0})
+    fast_bytes = fast.push_tokens(ids[:4]) + fast.push_tokens(ids[4:]) + fast.push_finish("stop")
+    slow.push({"kind": "ready", "prompt_tokens": 1, "prompt_cache_hit_tokens": 0})
+    slow_bytes = slow.push_sse({"kind": "tokens", "token_ids": ids[:4]})
+    slow_bytes += slow.push_sse({"kind": "tokens", "token_ids": ids[4:]})
+    slow_bytes += slow.push_sse({"kind": "finish", "finish_reason": "stop"})
+    assert fast_bytes == slow_bytes
+    assert fast.finish_sse() == b"data: [DONE]\n\n"
+
+
+def test_pushing_after_finish_is_an_error():
+    processor = StreamProcessor(convert(CHAT))
+    processor.push({"kind": "finish", "finish_reason": "length"})
+    with pytest.raises(RecipeError):
+        processor.push({"kind": "text", "content": "late", "token_count": 1})
+
+
+def test_accumulate_messages():
+    response = accumulate(
+        convert(MESSAGES, protocol="messages"),
+        [
+            {"kind": "ready", "prompt_tokens": 4, "prompt_cache_hit_tokens": 0},
+            {"kind": "text", "content": "Hmm</think>Hello!", "token_count": 4},
+            {"kind": "finish", "finish_reason": "stop"},
+        ],
+    )
+    assert isinstance(response, Message)
+    assert response.stop_reason == "end_turn"
+
+
+def test_async_adapter_frames_messages_events():
+    processor = StreamProcessor(convert(MESSAGES, protocol="messages"))
+
+    async def chunks():
+        yield {"kind": "ready", "prompt_tokens": 4, "prompt_cache_hit_tokens": 0}
+        yield {"kind": "text", "content": "</think>Hi", "token_count": 2}
+        yield {"kind": "finish", "finish_reason": "stop"}
+
+    async def collect() -> bytes:
+        return b"".join([part async for part in stream_sse(processor, chunks())])
+
+    body = asyncio.run(collect()).decode()
+    events = [
+        line.removeprefix("event: ") for line in body.splitlines() if line.startswith("event: ")
+    ]
+    assert events[0] == "message_start"
+    assert events[-1] == "message_stop"
