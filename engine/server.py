@@ -20,19 +20,20 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from deepseek_recipe import ConversionError, ConversionOptions, RecipeError, Tokenizer, convert
-from deepseek_recipe.requests import ConvertedRequest, Protocol
+from deepseek_recipe.requests import Protocol
 from deepseek_recipe.stream import StreamProcessor
+from engine.constraints import ConstraintError
 from engine.engine import Engine, EngineError, RequestStream
-from engine.request import Chunk, Finish, GenerationRequest, Ready, Tokens
+from engine.recipe_request import generation_request
+from engine.request import Chunk, Finish, Ready, Tokens
 
-__all__ = ["DEFAULT_MODEL_NAMES", "ServerSettings", "create_app", "generation_request"]
+__all__ = ["DEFAULT_MODEL_NAMES", "ServerSettings", "create_app"]
 
 logger = logging.getLogger("engine.server")
 
 DEFAULT_MODEL_NAMES = ("DeepSeek-V4-Pro", "DeepSeek-V4.1-Flash")
 """The recipe's model table: the names `/v1/models` lists unless the options replace it."""
 
-EOS_TOKEN = "<｜end▁of▁sentence｜>"
 KEEPALIVE_SSE = b": keep-alive\n\n"
 KEEPALIVE_JSON = b"\n"  # the official API sends empty lines to waiting non-stream requests
 
@@ -81,34 +82,6 @@ def error_body(message: str, kind: str, code: str | None = None) -> dict[str, An
 def error_response(status: int, message: str, kind: str = "invalid_request_error") -> Response:
     """An official error answer; the code is `invalid_request_error` as the official API sends."""
     return JSONResponse(error_body(message, kind, "invalid_request_error"), status_code=status)
-
-
-def generation_request(
-    converted: ConvertedRequest,
-    prompt_ids: list[int],
-    *,
-    context_limit: int,
-    stop_token_ids: list[int],
-) -> GenerationRequest:
-    """The engine request for a converted request: sampling settings and completion budget.
-
-    Unconstrained: constrained decoding (engine/constraints.py) replaces this when it lands.
-    """
-    options = converted.inference_options
-    temperature = float(options["temperature"])
-    top_p = float(options["top_p"])
-    if top_p <= 0:  # the official range includes 0: only the most likely token remains
-        temperature, top_p = 0.0, 1.0
-    return GenerationRequest(
-        prompt_ids=prompt_ids,
-        max_tokens=converted.resolve_max_tokens(len(prompt_ids), context_limit),
-        temperature=temperature,
-        top_p=top_p,
-        seed=options.get("seed"),
-        logprobs=bool(options["logprobs"]),
-        top_logprobs=int(options.get("top_logprobs") or 0),
-        stop_token_ids=stop_token_ids,
-    )
 
 
 def inference_chunk(chunk: Chunk) -> dict[str, Any] | None:
@@ -262,7 +235,6 @@ class ReferenceServer:
             self.tokenizer = Tokenizer.deepseek_v4()
         else:
             self.tokenizer = Tokenizer.from_file(settings.tokenizer_path)
-        self.stop_token_ids = self.tokenizer.encode(EOS_TOKEN, allow_special=True)
         core = engine.core
         # The longest prompt + completion a sequence may have, and the engine's prompt bound.
         self.context_limit = min(core.max_len, core.config.max_num_batched_tokens)
@@ -315,11 +287,10 @@ class ReferenceServer:
             converted = convert(body, protocol=protocol, options=self.settings.conversion_options)
             prompt_ids = converted.encode(self.tokenizer)
             engine_request = generation_request(
-                converted,
-                prompt_ids,
-                context_limit=self.context_limit,
-                stop_token_ids=self.stop_token_ids,
+                converted, prompt_ids, context_limit=self.context_limit
             )
+            if engine_request.top_p <= 0:  # official range includes 0: the most likely token
+                engine_request.temperature, engine_request.top_p = 0.0, 1.0
             cap = self.settings.default_max_tokens
             if cap is not None and converted.inference_options.get("max_tokens") is None:
                 engine_request.max_tokens = min(engine_request.max_tokens, cap)
@@ -327,6 +298,8 @@ class ReferenceServer:
             return JSONResponse(error.body, status_code=error.status_code)
         except RecipeError as error:
             return error_response(422, f"Failed to deserialize the request: {error}")
+        except ConstraintError as error:  # e.g. a response regex or schema that cannot compile
+            return error_response(400, f"Invalid output constraint: {error}")
         if not self.limit.try_acquire():
             return error_response(429, "Rate Limit Reached", "rate_limit_error")
         try:

@@ -13,8 +13,8 @@ from deepseek_recipe.cli import main as recipe_main
 from engine.server import ServerSettings
 from tests.server.live import API_KEY, LiveServer, start_server
 
-# Families whose checks hold for any host, toy model included; the model-dependent families
-# (tools, dsml, json_output, ...) run with `--no-model-checks` in the full self-test (docs/server.md).
+# Families whose checks hold for any host, toy model included; model-dependent families
+# (tools, dsml, json_output, ...) run with `--no-model-checks` in the full self-test.
 FAMILIES = "validation,reasoning_passback,thinking_tool_choice,streaming,usage,prompt_parity,cache"
 
 
