@@ -25,7 +25,7 @@ from deepseek_recipe.stream import StreamProcessor
 from engine.constraints import ConstraintError
 from engine.engine import Engine, EngineError, RequestStream
 from engine.recipe_request import generation_request
-from engine.request import Chunk, Finish, Ready, Tokens
+from engine.request import Chunk, Ready, Tokens
 
 __all__ = ["DEFAULT_MODEL_NAMES", "ServerSettings", "create_app"]
 
@@ -84,26 +84,24 @@ def error_response(status: int, message: str, kind: str = "invalid_request_error
     return JSONResponse(error_body(message, kind, "invalid_request_error"), status_code=status)
 
 
-def inference_chunk(chunk: Chunk) -> dict[str, Any] | None:
-    """The stream processor's input for an engine chunk (None for a cancellation)."""
+def feed(processor: StreamProcessor, chunk: Chunk) -> bytes | None:
+    """Push an engine chunk into the stream processor; its SSE bytes (None: cancelled)."""
     if isinstance(chunk, Ready):
-        return {
+        ready = {
             "kind": "ready",
             "prompt_tokens": chunk.prompt_tokens,
             "prompt_cache_hit_tokens": chunk.prompt_cache_hit_tokens,
             "system_fingerprint": None,
         }
+        return processor.push_sse(ready)
     if isinstance(chunk, Tokens):
         logprobs = None
         if chunk.logprobs is not None:
-            logprobs = [
-                [lp.logprob, [[token, value] for token, value in lp.top_logprobs]]
-                for lp in chunk.logprobs
-            ]
-        return {"kind": "tokens", "token_ids": chunk.token_ids, "logprobs": logprobs}
+            logprobs = [(lp.logprob, lp.top_logprobs) for lp in chunk.logprobs]
+        return processor.push_tokens(chunk.token_ids, logprobs)
     if chunk.reason == "cancelled":
         return None
-    return {"kind": "finish", "finish_reason": chunk.reason}
+    return processor.push_finish(chunk.reason)
 
 
 class ConcurrencyLimit:
@@ -159,8 +157,9 @@ class GenerationResponse:
             results = await asyncio.gather(pump, watch, return_exceptions=True)
             self.stream.cancel()  # frees the blocks unless the request already finished
             self.on_close()
-        if isinstance(results[0], EngineError):
-            logger.error("generation failed: %s", results[0])
+        failure = results[0]
+        if isinstance(failure, Exception) and not isinstance(failure, OSError):
+            logger.error("generation failed: %r", failure)
 
     async def _pump(self, send: Send) -> None:
         content_type = b"text/event-stream" if self.sse else b"application/json"
@@ -179,7 +178,7 @@ class GenerationResponse:
 
     async def _body(self) -> AsyncIterator[bytes]:
         keepalive = KEEPALIVE_SSE if self.sse else KEEPALIVE_JSON
-        while True:
+        while not self.processor.finished:  # a stop sequence finishes it before the engine
             try:
                 chunk = await asyncio.wait_for(self._next(), self.keepalive_interval_s)
             except asyncio.TimeoutError:
@@ -187,23 +186,15 @@ class GenerationResponse:
                 continue
             if chunk is None:
                 break
-            converted = inference_chunk(chunk)
-            if converted is None:
+            data = feed(self.processor, chunk)
+            if data is None:
                 return
-            if self.sse:
-                data = self.processor.push_sse(converted)
-                if data:
-                    yield data
-            else:
-                self.processor.push(converted)
-            if isinstance(chunk, Finish):
-                break
+            if self.sse and data:
+                yield data
+        tail = self.processor.finish_sse()
         if self.sse:
-            tail = self.processor.finish_sse()
-            if tail:
-                yield tail
+            yield tail
         else:
-            self.processor.finish()
             yield self.processor.response_json().encode("utf-8")
 
     async def _next(self) -> Chunk | None:
