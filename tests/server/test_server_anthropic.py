@@ -69,7 +69,9 @@ def test_tool_use_required_with_thinking_off(claude: anthropic.Anthropic) -> Non
 def test_invalid_request_official_body(claude: anthropic.Anthropic) -> None:
     body = {"model": MODEL, "max_tokens": 8, "messages": MESSAGES, "temperature": 5}
     with pytest.raises(anthropic.APIStatusError) as caught:
-        claude.messages.create(**body)
+        claude.messages.create(
+            model=MODEL, max_tokens=8, messages=MESSAGES, extra_body={"temperature": 5}
+        )
     with pytest.raises(ConversionError) as official:
         convert(body, protocol="messages", options=SERVER_OPTIONS)
     assert caught.value.status_code == official.value.status_code

@@ -50,7 +50,7 @@ def test_command_serves_chat(command: list[str]) -> None:
             messages=[{"role": "user", "content": "Hello!"}],
             max_tokens=4,
         )
-        assert response.usage is not None and response.usage.completion_tokens == 4
+        assert response.usage is not None and 1 <= response.usage.completion_tokens <= 4
     finally:
         process.terminate()
         process.wait(timeout=30)

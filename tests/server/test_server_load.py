@@ -18,7 +18,7 @@ from tests.server.live import API_KEY, LiveServer, start_server
 CONCURRENT = 200
 MAX_TOKENS = 4
 TIME_LIMIT_S = 90.0
-RSS_GROWTH_LIMIT_BYTES = 64 * 1024 * 1024
+RSS_GROWTH_LIMIT_BYTES = 24 * 1024 * 1024
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,9 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def test_200_concurrent_streams(server: LiveServer) -> None:
-    asyncio.run(run_load(server.base_url, 20))  # warm-up: allocator pools, connection code paths
+    # A first full round warms allocator pools and code paths; memory must stay flat after it.
+    warm_up, _ = asyncio.run(run_load(server.base_url, CONCURRENT))
+    assert len(warm_up) == CONCURRENT
     assert server.wait_blocks_free()
     rss_before = rss_bytes()
     results, wall = asyncio.run(run_load(server.base_url, CONCURRENT))
@@ -97,7 +99,8 @@ def test_200_concurrent_streams(server: LiveServer) -> None:
     growth = rss_bytes() - rss_before
     ttfts = [ttft for ttft, _ in results]
     tokens = sum(count for _, count in results)
-    assert tokens == CONCURRENT * MAX_TOKENS
+    # A request ends at its budget or earlier at end-of-sentence (the random model emits it too).
+    assert all(1 <= count <= MAX_TOKENS for _, count in results)
     print(
         f"\nload: {CONCURRENT} concurrent streams in {wall:.1f}s; "
         f"TTFT p50 {statistics.median(ttfts) * 1000:.0f} ms, "
