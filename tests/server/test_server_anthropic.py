@@ -45,7 +45,7 @@ def test_thinking_stream(claude: anthropic.Anthropic, live: LiveServer) -> None:
     assert live.wait_blocks_free()
 
 
-def test_tool_use_required_with_thinking_off(claude: anthropic.Anthropic) -> None:
+def test_tool_use_named_with_thinking_off(claude: anthropic.Anthropic) -> None:
     tool = {
         "name": "get_weather",
         "description": "Current weather of a city",
@@ -60,10 +60,12 @@ def test_tool_use_required_with_thinking_off(claude: anthropic.Anthropic) -> Non
         max_tokens=48,
         messages=[{"role": "user", "content": "Weather in Paris?"}],
         tools=[tool],
-        tool_choice={"type": "any"},
+        tool_choice={"type": "tool", "name": "get_weather"},
         thinking={"type": "disabled"},
     )
     assert message.stop_reason in ("tool_use", "max_tokens")
+    uses = [block for block in message.content if block.type == "tool_use"]
+    assert uses and all(block.name == "get_weather" for block in uses)
 
 
 def test_invalid_request_official_body(claude: anthropic.Anthropic) -> None:
