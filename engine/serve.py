@@ -30,7 +30,7 @@ def serve_from_args(args: argparse.Namespace, options: ConversionOptions) -> int
         keepalive_interval_s=args.keepalive,
         conversion_options=options,
         tokenizer_path=args.tokenizer,
-        default_max_tokens=args.default_max_tokens,
+        max_completion_tokens=args.max_completion_tokens,
     )
     engine = Engine(config)
     try:

@@ -62,9 +62,9 @@ class ServerSettings:
     keepalive_interval_s: float = 10.0  # idle time before a keep-alive is sent
     conversion_options: ConversionOptions = field(default_factory=ConversionOptions)
     tokenizer_path: str | None = None  # default: the bundled V4 tokenizer
-    # Caps the budget of requests that set no max_tokens (None: the official default). For toy
-    # models that never stop on their own; a deviation from the official API when set.
-    default_max_tokens: int | None = None
+    # Caps every generation's budget (None: the official budget). For toy models, which rarely
+    # stop on their own; when set, answers end with `length` sooner than the official API's.
+    max_completion_tokens: int | None = None
 
     def model_names(self) -> list[str]:
         """Names listed by `/v1/models`: the model table, then the aliases."""
@@ -282,8 +282,8 @@ class ReferenceServer:
             )
             if engine_request.top_p <= 0:  # official range includes 0: the most likely token
                 engine_request.temperature, engine_request.top_p = 0.0, 1.0
-            cap = self.settings.default_max_tokens
-            if cap is not None and converted.inference_options.get("max_tokens") is None:
+            cap = self.settings.max_completion_tokens
+            if cap is not None:
                 engine_request.max_tokens = min(engine_request.max_tokens, cap)
         except ConversionError as error:
             return JSONResponse(error.body, status_code=error.status_code)

@@ -43,10 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds without output before a keep-alive is sent (default 10)",
     )
     parser.add_argument(
-        "--default-max-tokens",
+        "--max-completion-tokens",
         type=int,
         default=None,
-        help="cap the budget of requests without max_tokens (for toy models; default: official)",
+        help="cap every generation's budget (for toy models; default: the official budget)",
     )
     parser.add_argument(
         "--conversion-options",

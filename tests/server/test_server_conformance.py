@@ -24,7 +24,7 @@ def server() -> Iterator[LiveServer]:
         ServerSettings(
             api_key=API_KEY,
             conversion_options=ConversionOptions(reasoning_content_behavior="reject"),
-            default_max_tokens=8,
+            max_completion_tokens=8,
         )
     )
     yield live
