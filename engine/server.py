@@ -126,8 +126,8 @@ class ConcurrencyLimit:
 class GenerationResponse:
     """An ASGI response that streams one generation and cancels it if the client goes away.
 
-    Streams send SSE frames; non-stream requests get the accumulated JSON. While no chunk
-    arrives for `keepalive_interval_s`, a keep-alive (SSE comment or empty line) is sent.
+    Streams send SSE frames; non-stream requests get the accumulated JSON. Whenever nothing has
+    been sent for `keepalive_interval_s`, a keep-alive (SSE comment or empty line) is sent.
     """
 
     def __init__(
@@ -178,19 +178,28 @@ class GenerationResponse:
 
     async def _body(self) -> AsyncIterator[bytes]:
         keepalive = KEEPALIVE_SSE if self.sse else KEEPALIVE_JSON
+        loop = asyncio.get_running_loop()
+        last_sent = loop.time()
         while not self.processor.finished:  # a stop sequence finishes it before the engine
+            wait_s = max(0.0, self.keepalive_interval_s - (loop.time() - last_sent))
+            chunk: Chunk | None = None
+            timed_out = False
             try:
-                chunk = await asyncio.wait_for(self._next(), self.keepalive_interval_s)
+                chunk = await asyncio.wait_for(self._next(), wait_s)
             except asyncio.TimeoutError:
+                timed_out = True
+            if not timed_out:
+                if chunk is None:
+                    break
+                data = feed(self.processor, chunk)
+                if data is None:
+                    return
+                if self.sse and data:
+                    last_sent = loop.time()
+                    yield data
+            if loop.time() - last_sent >= self.keepalive_interval_s:
+                last_sent = loop.time()
                 yield keepalive
-                continue
-            if chunk is None:
-                break
-            data = feed(self.processor, chunk)
-            if data is None:
-                return
-            if self.sse and data:
-                yield data
         tail = self.processor.finish_sse()
         if self.sse:
             yield tail

@@ -113,3 +113,17 @@ def test_keepalive_429_and_disconnect_cancel(narrow: LiveServer) -> None:
     while narrow.app_in_flight() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert narrow.app_in_flight() == 0
+
+
+def test_non_stream_keepalive_and_disconnect_cancel(narrow: LiveServer) -> None:
+    url = f"{narrow.base_url}/v1/chat/completions"
+    with (
+        httpx.Client(timeout=30) as client,
+        client.stream("POST", url, json=chat(1500, stream=False), headers=HEADERS) as response,
+    ):
+        assert response.status_code == 200
+        # Tokens flow, but a non-stream answer sends nothing until the end: empty lines meanwhile.
+        assert next(response.iter_bytes()).strip() == b""
+    # 1500 tokens take far longer than this: the generation was cancelled with the connection.
+    assert narrow.wait_blocks_free(timeout_s=5)
+    assert narrow.app_in_flight() == 0
