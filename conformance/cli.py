@@ -12,7 +12,13 @@ from rich.console import Console
 
 from conformance.cases import CaseFileError, load_cases
 from conformance.model import PROTOCOLS, Case
-from conformance.oracle import NoOracle, Oracle, VectorOracle, default_vectors_dir
+from conformance.oracle import (
+    NoOracle,
+    Oracle,
+    RecipeOracle,
+    VectorOracle,
+    default_vectors_dir,
+)
 from conformance.reports import (
     ProgressReporter,
     print_summary,
@@ -81,9 +87,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cases-dir", type=Path, help="directory of case files (default: the bundled cases)"
     )
     parser.add_argument(
+        "--oracle",
+        choices=("recipe", "vectors"),
+        default="recipe",
+        help="who answers prompt-token counts and expected errors: the recipe core (default, any "
+        "request) or the golden request vectors (recorded requests only)",
+    )
+    parser.add_argument(
+        "--model-version",
+        choices=("DeepseekV4Pro", "DeepseekV41Flash"),
+        default="DeepseekV4Pro",
+        help="the DeepSeek version behind --model, for the recipe oracle (default DeepseekV4Pro)",
+    )
+    parser.add_argument(
         "--vectors",
         type=Path,
-        help="golden vectors directory for the oracle (default: $RECIPE_VECTORS)",
+        help="golden vectors directory for --oracle vectors (default: $RECIPE_VECTORS)",
     )
     parser.add_argument(
         "--no-oracle", action="store_true", help="skip checks that need the recipe's own answers"
@@ -125,9 +144,12 @@ def select(
 
 
 def make_oracle(args: argparse.Namespace) -> Oracle:
-    """The vector oracle when vectors are available, else none (oracle checks are skipped)."""
+    """The recipe core by default; the golden vectors with `--oracle vectors` (none when the
+    folder is missing); none with `--no-oracle` (oracle checks are skipped)."""
     if args.no_oracle:
         return NoOracle()
+    if args.oracle == "recipe":
+        return RecipeOracle(args.model, args.model_version)
     folder = args.vectors or default_vectors_dir()
     if (folder / "requests").is_dir():
         return VectorOracle(folder)

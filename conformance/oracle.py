@@ -1,8 +1,8 @@
 """What the suite may ask the recipe itself: prompt-token counts and expected validation errors.
 
-The real implementation is the recipe core (plugged in by the CLI when available). Two
-implementations live here: `NoOracle` (checks that need an oracle are skipped) and
-`VectorOracle`, which answers from the golden request vectors for requests it has recorded.
+Three implementations live here: `RecipeOracle` (the recipe core itself: any request, the
+default), `VectorOracle` (answers from the golden request vectors for requests they recorded)
+and `NoOracle` (checks that need an oracle are skipped).
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ import json
 import os
 from pathlib import Path
 from typing import Any, Protocol
+
+from deepseek_recipe import ConversionError, ConversionOptions, RecipeError, convert
+from deepseek_recipe.requests import ModelVersion
 
 VECTOR_PROTOCOLS = {"chat": "chat_completions", "responses": "responses", "messages": "messages"}
 """Suite protocol names mapped onto vector file names."""
@@ -101,3 +104,46 @@ class VectorOracle:
     def expected_error(self, protocol: str, body: dict[str, Any]) -> tuple[int, Any] | None:
         """Recorded convert-stage error for this request."""
         return self.errors.get(request_key(protocol, body))
+
+
+class RecipeOracle:
+    """Answers with the recipe core: conversion errors, and V4 prompt-token counts.
+
+    The host's model name (`model`) is added to the recipe's model table as `version`, so a host
+    that serves DeepSeek under another name is still judged; every other name keeps the official
+    model-name check. Conversion runs with the official API's settings (missing reasoning
+    pass-back is rejected). V4.1 prompt counts need the V4.1 tokenizer, which is not bundled:
+    they are unknown.
+    """
+
+    def __init__(self, model: str, version: ModelVersion = "DeepseekV4Pro") -> None:
+        self.version: ModelVersion = version
+        self.options = ConversionOptions(
+            reasoning_content_behavior="reject", model_aliases={model: version}
+        )
+
+    def _convert(self, protocol: str, body: dict[str, Any]) -> Any:
+        return convert(body, protocol=VECTOR_PROTOCOLS[protocol], options=self.options)
+
+    def count_prompt_tokens(self, protocol: str, body: dict[str, Any]) -> int | None:
+        """Prompt tokens of the request's V4 prompt; None for V4.1 or a request that fails."""
+        if self.version != "DeepseekV4Pro":
+            return None
+        try:
+            converted = self._convert(protocol, body)
+            if converted.model_version != "DeepseekV4Pro":
+                return None
+            return len(converted.encode())
+        except RecipeError:
+            return None
+
+    def expected_error(self, protocol: str, body: dict[str, Any]) -> tuple[int, Any] | None:
+        """The official status and body of a conversion error; None when the request is valid
+        or fails to parse (the official status of parse failures is not known)."""
+        try:
+            self._convert(protocol, body)
+        except ConversionError as error:
+            return error.status_code, error.body
+        except RecipeError:
+            return None
+        return None

@@ -44,6 +44,11 @@ class Tokenizer:
         """The bundled DeepSeek V4 tokenizer (parsed once per process)."""
         return cls(_native.Tokenizer.deepseek_v4())
 
+    @staticmethod
+    def deepseek_v4_json() -> str:
+        """The text of the bundled DeepSeek V4 `tokenizer.json` (no file access, no network)."""
+        return _native.Tokenizer.deepseek_v4_json()
+
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
         """Read a `tokenizer.json` file; raises `TokenizerError` if it is invalid or unsupported."""

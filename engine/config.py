@@ -8,24 +8,22 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TOKENIZER = REPO_ROOT.parent / "shared" / "tokenizers" / "deepseek-v4" / "tokenizer.json"
+from deepseek_recipe import Tokenizer
 
 
-def tokenizer_path() -> Path:
-    """Path of the V4 `tokenizer.json` (env `RECIPE_TOKENIZER`, else the shared copy)."""
-    return Path(os.environ.get("RECIPE_TOKENIZER", DEFAULT_TOKENIZER))
+def tokenizer_json() -> str:
+    """The V4 `tokenizer.json` text: the copy bundled with deepseek_recipe, or the file named by
+    the environment variable `RECIPE_TOKENIZER`."""
+    override = os.environ.get("RECIPE_TOKENIZER")
+    if override:
+        return Path(override).read_text(encoding="utf-8")
+    return Tokenizer.deepseek_v4_json()
 
 
 @cache
-def v4_vocab_size(path: Path | None = None) -> int:
+def v4_vocab_size() -> int:
     """Vocabulary size of the V4 tokenizer: one more than the largest id it defines."""
-    source = path or tokenizer_path()
-    if not source.is_file():
-        raise FileNotFoundError(
-            f"tokenizer.json not found at {source}; set RECIPE_TOKENIZER to the V4 tokenizer.json"
-        )
-    data = json.loads(source.read_text(encoding="utf-8"))
+    data = json.loads(tokenizer_json())
     ids = list(data["model"]["vocab"].values()) + [t["id"] for t in data.get("added_tokens", [])]
     return max(ids) + 1
 

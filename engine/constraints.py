@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from deepseek_recipe import ConvertedRequest, Tokenizer
-from engine.config import tokenizer_path
+from engine.config import tokenizer_json
 from engine.grammar import ConstraintError, GrammarSpec, constraint_grammar
 
 __all__ = [
@@ -54,10 +54,10 @@ def special_token_id(token: str) -> int:
 def grammar_tokenizer() -> llguidance.LLTokenizer:
     """llguidance's view of the V4 tokenizer (token bytes + trie), built once per process.
 
-    Read from the same `tokenizer.json` the engine's vocabulary comes from (`tokenizer_path()`);
+    Read from the same `tokenizer.json` the engine's vocabulary comes from (`tokenizer_json()`);
     end-of-sentence is the stop token the grammar allows once it accepts.
     """
-    text = tokenizer_path().read_text(encoding="utf-8")
+    text = tokenizer_json()
     return llguidance.LLTokenizer(text, eos_token=special_token_id(EOS_TOKEN))
 
 

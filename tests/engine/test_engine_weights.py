@@ -5,14 +5,14 @@ import json
 import pytest
 import torch
 
-from engine.config import EngineConfig, model_config, tokenizer_path, v4_vocab_size
+from engine.config import EngineConfig, model_config, tokenizer_json, v4_vocab_size
 from engine.engine import EngineCore
 from engine.model import DeepseekModel, WeightsMismatchError
 from engine.request import GenerationRequest
 
 
 def test_vocab_is_the_v4_tokenizer_vocab():
-    data = json.loads(tokenizer_path().read_text(encoding="utf-8"))
+    data = json.loads(tokenizer_json())
     assert v4_vocab_size() == 129280
     assert model_config("tiny").vocab_size == v4_vocab_size()
     assert max(t["id"] for t in data["added_tokens"]) == v4_vocab_size() - 1

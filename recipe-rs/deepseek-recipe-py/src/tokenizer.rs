@@ -93,6 +93,12 @@ impl PyTokenizer {
         Self::wrap(py.detach(|| Tokenizer::deepseek_v4().clone()))
     }
 
+    /// The text of the bundled DeepSeek V4 `tokenizer.json`.
+    #[staticmethod]
+    fn deepseek_v4_json() -> &'static str {
+        Tokenizer::deepseek_v4_json()
+    }
+
     /// Reads a `tokenizer.json` file.
     #[staticmethod]
     fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {

@@ -89,6 +89,12 @@ impl Tokenizer {
         })
     }
 
+    /// The text of the bundled DeepSeek V4 `tokenizer.json` (for tools that need the file itself,
+    /// e.g. a grammar engine building its own token table).
+    pub fn deepseek_v4_json() -> &'static str {
+        std::str::from_utf8(DEEPSEEK_V4_JSON).expect("the bundled tokenizer.json is UTF-8")
+    }
+
     /// The ids of `text`.
     ///
     /// With `allow_special = false` every character is plain text, including spellings of added
