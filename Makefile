@@ -23,7 +23,7 @@ install: $(PY) ## Create .venv, install the test tools and build the package int
 	$(MAKE) build
 
 build: ## Build the native module into .venv (release profile) with the test extras
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --extras test,conformance,engine
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --extras test,conformance,engine,server
 
 lint: ## rustfmt, clippy, rustdoc, ruff and pyright
 	cargo fmt --all --check

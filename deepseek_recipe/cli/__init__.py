@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from deepseek_recipe import __version__
-from deepseek_recipe.cli import count_cmd, parse_cmd, render_cmd, tokenize_cmd
+from deepseek_recipe.cli import (
+    conformance_cmd,
+    count_cmd,
+    parse_cmd,
+    render_cmd,
+    serve_cmd,
+    tokenize_cmd,
+)
 from deepseek_recipe.errors import RecipeError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -23,6 +30,8 @@ COMMANDS: list[ModuleType] = [
     count_cmd,
     render_cmd,
     parse_cmd,
+    serve_cmd,
+    conformance_cmd,
 ]
 
 

@@ -1,0 +1,66 @@
+"""The conformance suite against the live reference server (self-test), through the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deepseek_recipe import ConversionOptions
+from deepseek_recipe.cli import main as recipe_main
+from engine.server import ServerSettings
+from tests.server.live import API_KEY, LiveServer, start_server
+
+# Families whose checks hold for any host, toy model included; model-dependent families
+# (tools, dsml, json_output, ...) run with `--no-model-checks` in the full self-test.
+FAMILIES = "validation,reasoning_passback,thinking_tool_choice,streaming,usage,prompt_parity,cache"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LiveServer]:
+    live = start_server(
+        ServerSettings(
+            api_key=API_KEY,
+            conversion_options=ConversionOptions(reasoning_content_behavior="reject"),
+            max_completion_tokens=8,
+        )
+    )
+    yield live
+    live.stop()
+
+
+def test_conformance_self_test(server: LiveServer, tmp_path: Path) -> None:
+    report = tmp_path / "conformance.json"
+    status = recipe_main(
+        [
+            "conformance",
+            "--base-url",
+            server.base_url,
+            "--api-key",
+            API_KEY,
+            "--model",
+            "DeepSeek-V4-Pro",
+            "--only",
+            FAMILIES,
+            "--no-model-checks",
+            "--no-progress",
+            "--concurrency",
+            "4",
+            "--timeout",
+            "60",
+            "--json",
+            str(report),
+        ]
+    )
+    result = json.loads(report.read_text(encoding="utf-8"))
+    summary = result["summary"]
+    print(
+        f"\nconformance self-test: {summary['cases_passed']}/{summary['cases']} cases, "
+        f"{summary['checks_passed']}/{summary['checks']} checks passed"
+    )
+    failures = [f for f in result["findings"] if f["required"] and f["severity"] != "info"]
+    assert failures == [], json.dumps(failures, indent=1)[:4000]
+    assert status == 0
+    assert server.wait_blocks_free()
