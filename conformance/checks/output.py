@@ -86,7 +86,8 @@ def _stops(step: StepView) -> list[str]:
 
 @check("output.stop_respected", Severity.MAJOR, "issue:vllm-project/vllm#52393")
 def stop_respected(step: StepView, reasoning: bool = False) -> list[Violation]:
-    """Stops cut content only: no stop string in content, reasoning intact, content not null."""
+    """Stops cut content only: no stop string in content, reasoning intact, content not null
+    unless the output ran out of tokens."""
     step.require_success()
     out = step.output
     violations = []
@@ -97,7 +98,9 @@ def stop_respected(step: StepView, reasoning: bool = False) -> list[Violation]:
         violations.append(
             Violation("reasoning kept (stop sequences never apply to it)", short(out.reasoning))
         )
-    if out.content is None and not out.tool_calls:
+    if out.content is None and not out.tool_calls and out.finish != "length":
+        # A model may spend its whole budget reasoning (finish "length"); a stop that ends the
+        # output with no content at all was applied to the reasoning.
         violations.append(Violation("content present after the reasoning", "content is null"))
     return violations
 

@@ -69,13 +69,20 @@ def none_called(step: StepView) -> list[Violation]:
     return violations
 
 
+def complete_calls(step: StepView) -> list[Any]:
+    """The tool calls the model finished: all of them, less the last when the output ran out of
+    tokens (`max_tokens` may cut a call's arguments anywhere)."""
+    calls = list(step.output.tool_calls)
+    return calls[:-1] if step.output.finish == "length" else calls
+
+
 @check("tools.arguments_json", Severity.CRITICAL, "issue:sgl-project/sglang#38924")
 def arguments_json(step: StepView) -> list[Violation]:
     """Every call's arguments are one JSON object, not wrapped in an extra key."""
     step.require_success()
     violations = []
     tools = declared_tools(step.protocol, step.request)
-    for i, call in enumerate(step.output.tool_calls):
+    for i, call in enumerate(complete_calls(step)):
         try:
             value = json.loads(call.arguments)
         except ValueError as exc:
@@ -107,7 +114,7 @@ def arguments_schema(step: StepView) -> list[Violation]:
     step.require_success()
     tools = declared_tools(step.protocol, step.request)
     violations = []
-    for i, call in enumerate(step.output.tool_calls):
+    for i, call in enumerate(complete_calls(step)):
         if call.name not in tools:
             violations.append(
                 Violation(f"call {i}: a declared tool ({', '.join(tools)})", short(call.name))
