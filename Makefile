@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 20
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python fuzz bench vectors
+.PHONY: help install build lint test test-rust test-python fuzz bench vectors selftest serve
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -49,6 +49,13 @@ fuzz: ## Short fuzz run of every cargo-fuzz target (FUZZ_SECONDS each)
 bench: ## Benchmarks: criterion (Rust) and the Python side-by-side bench
 	cargo bench -p deepseek-recipe
 	$(PY) bench/tokenizer_bench.py
+	$(PY) bench/request_bench.py
+
+selftest: ## The main job: boot the reference server (tiny model) and run the conformance suite on it
+	BIN=$(BIN) scripts/selftest.sh
+
+serve: ## Start the reference server on 127.0.0.1:8000 (tiny model)
+	$(BIN)/deepseek-recipe serve
 
 vectors: ## Run the golden vectors through the Rust core and print the counts
 	cargo test -p deepseek-recipe --test '*vectors*' -- --nocapture
