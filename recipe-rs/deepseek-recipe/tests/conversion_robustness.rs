@@ -2,28 +2,11 @@
 //! top-level field and each field of each message or input item replaced by values of other
 //! JSON types) and converted; the result may be an error, but the call must return.
 
-use std::path::PathBuf;
+mod common;
 
 use deepseek_recipe::convert::{ConversionOptions, Protocol};
 use deepseek_recipe::convert_json;
 use serde_json::{json, Value};
-
-fn vectors_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RECIPE_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
-        });
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("RECIPE_VECTORS_OPTIONAL").as_deref() == Ok("1"),
-        "vectors not found at {} (set RECIPE_VECTORS)",
-        dir.display()
-    );
-    None
-}
 
 /// Values of every JSON type, including awkward numbers and strings.
 fn replacements() -> Vec<Value> {
@@ -78,7 +61,7 @@ fn mutations(request: &Value) -> Vec<Value> {
 
 #[test]
 fn mutated_requests_never_panic() {
-    let Some(dir) = vectors_dir() else {
+    let Some(dir) = common::vectors_dir() else {
         return;
     };
     let options = ConversionOptions::default();
@@ -89,10 +72,7 @@ fn mutated_requests_never_panic() {
         ("messages", Protocol::Messages),
     ] {
         let path = dir.join("requests").join(format!("{file}.jsonl"));
-        let text = std::fs::read_to_string(&path).expect("vector file is readable");
-        let lines = text.lines().filter(|line| !line.trim().is_empty());
-        for line in lines.step_by(SAMPLE_EVERY) {
-            let case: Value = serde_json::from_str(line).expect("vector line is JSON");
+        for case in common::read_records(&path).iter().step_by(SAMPLE_EVERY) {
             for body in mutations(&case["request"]) {
                 let _ = convert_json(protocol, &body.to_string(), &options);
                 converted += 1;

@@ -12,8 +12,9 @@
     reason = "the test prints its summary and failures"
 )]
 
+mod common;
+
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use deepseek_recipe::conversation::Conversation;
 use deepseek_recipe::encoding::{encode, Encoding, SpecialTokenOverrides, SpecialTokens};
@@ -27,25 +28,6 @@ const FILES: [&str; 4] = [
     "images/image_requests.jsonl",
 ];
 
-/// The vector folder, or `None` when it is missing and allowed to be.
-fn vectors_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RECIPE_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
-        });
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    let optional = std::env::var("RECIPE_VECTORS_OPTIONAL").is_ok_and(|value| value == "1");
-    assert!(
-        optional,
-        "vector folder {} is missing (set RECIPE_VECTORS)",
-        dir.display()
-    );
-    None
-}
-
 enum Outcome {
     Passed,
     Failed(String),
@@ -54,14 +36,14 @@ enum Outcome {
 
 #[test]
 fn request_vectors_render_byte_exactly() {
-    let Some(dir) = vectors_dir() else { return };
+    let Some(dir) = common::vectors_dir() else {
+        return;
+    };
     let mut report = String::new();
     let (mut passed, mut failed, mut unrecoverable) = (0, 0, 0);
     for file in FILES {
-        let text = std::fs::read_to_string(dir.join(file)).expect("vector file is readable");
         let (mut file_passed, mut file_failed, mut file_unrecoverable) = (0, 0, 0);
-        for line in text.lines().filter(|line| !line.trim().is_empty()) {
-            let record: Value = serde_json::from_str(line).expect("vector line is JSON");
+        for record in common::read_records(&dir.join(file)) {
             if record["expect"].get("error").is_some() {
                 continue;
             }

@@ -16,8 +16,9 @@
 #[path = "support/image_generators.rs"]
 mod generators;
 
+mod common;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 use deepseek_recipe::conversation::ImageDetail;
 use deepseek_recipe::convert::{ConversionOptions, ModelVersion, Protocol};
@@ -29,35 +30,6 @@ use deepseek_recipe::image::{
 };
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-
-fn vectors_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RECIPE_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
-        });
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("RECIPE_VECTORS_OPTIONAL").as_deref() == Ok("1") {
-        eprintln!("image vectors not found at {}, skipped", dir.display());
-        return None;
-    }
-    panic!(
-        "image vectors not found at {} (set RECIPE_VECTORS)",
-        dir.display()
-    );
-}
-
-fn read_records(dir: &Path, file: &str) -> Vec<Value> {
-    let path = dir.join("images").join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-    text.lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| serde_json::from_str(line).expect("vector line is JSON"))
-        .collect()
-}
 
 /// Standard base64 (the vectors' `b64` fields).
 fn base64_decode(text: &str) -> Vec<u8> {
@@ -385,11 +357,11 @@ fn run_file(records: &[Value], check: RecordCheck<'_>, verbose: bool) -> (Tally,
 
 #[test]
 fn image_vectors() {
-    let Some(dir) = vectors_dir() else {
+    let Some(dir) = common::vectors_dir() else {
         return;
     };
     let verbose = std::env::var("RECIPE_VECTORS_VERBOSE").as_deref() == Ok("1");
-    let preprocess_records = read_records(&dir, "image_preprocess.jsonl");
+    let preprocess_records = common::read_records(&dir.join("images/image_preprocess.jsonl"));
     let embedded = embedded_files(&preprocess_records);
     let preprocess_check = |r: &Value| Some(check_preprocess(r, &embedded));
     let tokens_check = |r: &Value| Some(check_tokens(r));
@@ -408,7 +380,7 @@ fn image_vectors() {
                 let records = if file == "image_preprocess.jsonl" {
                     preprocess_records.clone()
                 } else {
-                    read_records(&dir, file)
+                    common::read_records(&dir.join("images").join(file))
                 };
                 scope.spawn(move || run_file(&records, check, verbose))
             })

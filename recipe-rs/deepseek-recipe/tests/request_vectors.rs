@@ -7,7 +7,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::path::PathBuf;
+mod common;
 
 use deepseek_recipe::conversation::Conversation;
 use deepseek_recipe::convert::ModelVersion;
@@ -17,25 +17,6 @@ use deepseek_recipe::protocol::ResponsesRequest;
 use deepseek_recipe::Tokenizer;
 use deepseek_recipe::{convert_json, Error};
 use serde_json::{json, Map, Value};
-
-fn vectors_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RECIPE_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
-        });
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("RECIPE_VECTORS_OPTIONAL").as_deref() == Ok("1") {
-        eprintln!("request vectors not found at {}, skipped", dir.display());
-        return None;
-    }
-    panic!(
-        "request vectors not found at {} (set RECIPE_VECTORS)",
-        dir.display()
-    );
-}
 
 /// The request body as JSON text, as the vectors README prescribes.
 fn body_text(case: &Value) -> String {
@@ -300,8 +281,6 @@ fn record_protocol(case: &Value) -> Protocol {
 
 fn run_file(dir: &std::path::Path, file: &str) -> Tally {
     let path = dir.join(format!("{file}.jsonl"));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
     let verbose = std::env::var("RECIPE_VECTORS_VERBOSE").as_deref() == Ok("1");
     let mut tally = Tally {
         passed: 0,
@@ -309,8 +288,7 @@ fn run_file(dir: &std::path::Path, file: &str) -> Tally {
         parse_messages_matched: 0,
         parse_cases: 0,
     };
-    for line in text.lines().filter(|line| !line.trim().is_empty()) {
-        let case: Value = serde_json::from_str(line).expect("vector line is JSON");
+    for case in common::read_records(&path) {
         let protocol = record_protocol(&case);
         let id = case["id"].as_str().unwrap_or("?");
         let options = ConversionOptions::from_json(&case["options"].to_string())
@@ -364,7 +342,7 @@ fn run_file(dir: &std::path::Path, file: &str) -> Tally {
 
 #[test]
 fn request_vectors() {
-    let Some(dir) = vectors_dir() else {
+    let Some(dir) = common::vectors_dir() else {
         return;
     };
     let files = [

@@ -8,8 +8,9 @@
 
 #![allow(clippy::print_stdout)] // the per-category pass/fail lines are this test's report
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use deepseek_recipe::convert::{convert_json, ConversionOptions, ConvertedRequest, Protocol};
 use deepseek_recipe::stream::ids::IdSource;
@@ -19,23 +20,6 @@ use deepseek_recipe::stream::{
     TokenizerText,
 };
 use serde_json::Value;
-
-fn vectors_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RECIPE_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
-        });
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("RECIPE_VECTORS_OPTIONAL").as_deref() == Ok("1"),
-        "golden vectors not found at {} (set RECIPE_VECTORS, or RECIPE_VECTORS_OPTIONAL=1)",
-        dir.display()
-    );
-    None
-}
 
 /// Replaces random values the way the recorder did.
 #[derive(Default)]
@@ -261,14 +245,14 @@ fn run_case(case: &Value) -> Result<(), String> {
 
 #[test]
 fn stream_vectors() {
-    let Some(dir) = vectors_dir() else { return };
-    let text = std::fs::read_to_string(dir.join("streams/streams.jsonl")).expect("streams.jsonl");
+    let Some(dir) = common::vectors_dir() else {
+        return;
+    };
     let filter = std::env::var("STREAM_FILTER").ok();
     let verbose = std::env::var("STREAM_VERBOSE").is_ok();
     let mut per_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
-    for line in text.lines().filter(|line| !line.trim().is_empty()) {
-        let case: Value = serde_json::from_str(line).expect("vector line is JSON");
+    for case in common::read_records(&dir.join("streams/streams.jsonl")) {
         let id = case["id"].as_str().unwrap_or_default().to_owned();
         if filter
             .as_deref()

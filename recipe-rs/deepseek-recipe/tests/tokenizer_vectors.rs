@@ -2,27 +2,10 @@
 //! `expect.special_ranges`: special ranges become their token ids, all other text is encoded as
 //! plain text (`allow_special = false`).
 
-use std::path::PathBuf;
+mod common;
 
 use deepseek_recipe::Tokenizer;
 use serde_json::Value;
-
-/// The vectors folder: `RECIPE_VECTORS`, else `../shared/vectors` next to the repository root.
-fn vectors_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("RECIPE_VECTORS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"),
-    };
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("RECIPE_VECTORS_OPTIONAL").as_deref() == Ok("1"),
-        "vectors folder {} is missing (set RECIPE_VECTORS, or RECIPE_VECTORS_OPTIONAL=1 to skip)",
-        dir.display()
-    );
-    None
-}
 
 /// Byte offset of each code point offset of `text` (plus the end).
 fn byte_offsets(text: &str) -> Vec<usize> {
@@ -48,7 +31,9 @@ fn special_ranges(prompt: &str, ranges: &Value) -> Vec<std::ops::Range<usize>> {
 
 #[test]
 fn request_vector_token_ids() {
-    let Some(dir) = vectors_dir() else { return };
+    let Some(dir) = common::vectors_dir() else {
+        return;
+    };
     let tokenizer = Tokenizer::deepseek_v4();
     let files = [
         "requests/chat_completions.jsonl",
@@ -60,10 +45,7 @@ fn request_vector_token_ids() {
     let mut failures = Vec::new();
     for file in files {
         let path = dir.join(file);
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-        for line in text.lines().filter(|line| !line.trim().is_empty()) {
-            let record: Value = serde_json::from_str(line).expect("vector lines are JSON");
+        for record in common::read_records(&path) {
             let expect = &record["expect"];
             let Some(expected) = expect["token_ids"].as_array() else {
                 continue;

@@ -16,11 +16,7 @@ impl Formatter for SpacedFormatter {
         writer: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
+        write_separator(writer, first)
     }
 
     fn begin_object_key<W: ?Sized + io::Write>(
@@ -28,15 +24,20 @@ impl Formatter for SpacedFormatter {
         writer: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
+        write_separator(writer, first)
     }
 
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
         writer.write_all(b": ")
+    }
+}
+
+/// The `", "` before every array element and object key but the first.
+fn write_separator<W: ?Sized + io::Write>(writer: &mut W, first: bool) -> io::Result<()> {
+    if first {
+        Ok(())
+    } else {
+        writer.write_all(b", ")
     }
 }
 

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::shared::{from_json, value_as};
+use super::shared::{from_json, string_or_list, value_as};
 use super::{ChatCompletionThinking, EffortParam};
 use crate::error::Result;
 
@@ -124,13 +124,12 @@ pub enum ChatContent {
 
 impl<'de> Deserialize<'de> for ChatContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Self::Text(text)),
-            parts @ Value::Array(_) => value_as::<_, D>(parts).map(Self::Parts),
-            _ => Err(serde::de::Error::custom(
-                "content should be a string or a list",
-            )),
-        }
+        string_or_list(
+            deserializer,
+            "content should be a string or a list",
+            Self::Text,
+            Self::Parts,
+        )
     }
 }
 

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::shared::{from_json, value_as};
+use super::shared::{from_json, string_or_list};
 use super::{EffortParam, ThinkingType};
 use crate::error::Result;
 
@@ -71,11 +71,12 @@ pub enum SystemParam {
 
 impl<'de> Deserialize<'de> for SystemParam {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Self::Text(text)),
-            blocks @ Value::Array(_) => value_as::<_, D>(blocks).map(Self::Blocks),
-            _ => Err(serde::de::Error::custom("expected a string or a list")),
-        }
+        string_or_list(
+            deserializer,
+            "expected a string or a list",
+            Self::Text,
+            Self::Blocks,
+        )
     }
 }
 
@@ -122,11 +123,12 @@ pub enum MessagesContent {
 
 impl<'de> Deserialize<'de> for MessagesContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Self::Text(text)),
-            blocks @ Value::Array(_) => value_as::<_, D>(blocks).map(Self::Blocks),
-            _ => Err(serde::de::Error::custom("expected a string or a list")),
-        }
+        string_or_list(
+            deserializer,
+            "expected a string or a list",
+            Self::Text,
+            Self::Blocks,
+        )
     }
 }
 
@@ -241,11 +243,12 @@ pub enum ToolResultContent {
 
 impl<'de> Deserialize<'de> for ToolResultContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Self::Text(text)),
-            blocks @ Value::Array(_) => value_as::<_, D>(blocks).map(Self::Blocks),
-            _ => Err(serde::de::Error::custom("expected a string or a list")),
-        }
+        string_or_list(
+            deserializer,
+            "expected a string or a list",
+            Self::Text,
+            Self::Blocks,
+        )
     }
 }
 

@@ -4,7 +4,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::chat_completions::ImageDetailParam;
-use super::shared::{json_from_text, typed_from_value, value_as};
+use super::shared::{json_from_text, string_or_list, typed_from_value, value_as};
 use super::EffortParam;
 use crate::error::Result;
 
@@ -92,13 +92,12 @@ pub enum ResponsesInput {
 
 impl<'de> Deserialize<'de> for ResponsesInput {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Self::Text(text)),
-            items @ Value::Array(_) => value_as::<_, D>(items).map(Self::Items),
-            _ => Err(serde::de::Error::custom(
-                "input should be a string or a list of input items",
-            )),
-        }
+        string_or_list(
+            deserializer,
+            "input should be a string or a list of input items",
+            Self::Text,
+            Self::Items,
+        )
     }
 }
 
@@ -178,13 +177,12 @@ pub enum ItemContent {
 
 impl<'de> Deserialize<'de> for ItemContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Self::Text(text)),
-            parts @ Value::Array(_) => value_as::<_, D>(parts).map(Self::Parts),
-            _ => Err(serde::de::Error::custom(
-                "content should be a string or a list",
-            )),
-        }
+        string_or_list(
+            deserializer,
+            "content should be a string or a list",
+            Self::Text,
+            Self::Parts,
+        )
     }
 }
 
@@ -273,13 +271,12 @@ pub enum CallOutput {
 
 impl<'de> Deserialize<'de> for CallOutput {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Self::Text(text)),
-            parts @ Value::Array(_) => value_as::<_, D>(parts).map(Self::Parts),
-            _ => Err(serde::de::Error::custom(
-                "output should be a string or a list",
-            )),
-        }
+        string_or_list(
+            deserializer,
+            "output should be a string or a list",
+            Self::Text,
+            Self::Parts,
+        )
     }
 }
 

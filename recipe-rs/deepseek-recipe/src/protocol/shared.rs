@@ -28,6 +28,21 @@ pub(crate) fn value_as<'de, T: DeserializeOwned, D: Deserializer<'de>>(
     T::deserialize(value).map_err(serde::de::Error::custom)
 }
 
+/// Reads a field that is either a string (`text`) or a list of `T` (`list`) inside a custom
+/// deserializer; anything else fails with `message`, spelled as the reference does.
+pub(crate) fn string_or_list<'de, T: DeserializeOwned, D: Deserializer<'de>, R>(
+    deserializer: D,
+    message: &'static str,
+    text: impl FnOnce(String) -> R,
+    list: impl FnOnce(Vec<T>) -> R,
+) -> std::result::Result<R, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::String(value) => Ok(text(value)),
+        items @ Value::Array(_) => value_as::<_, D>(items).map(list),
+        _ => Err(serde::de::Error::custom(message)),
+    }
+}
+
 /// A requested reasoning effort, in the vocabulary every protocol accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
