@@ -3,11 +3,12 @@
 Both sides hold the same weights (the seeded `tiny` model by default) and decode greedily for the
 same number of tokens from the same prompts; tokens/s counts generated tokens over the wall time of
 the whole generation (prefill included), fastest of `--repeats` runs. Each implementation runs in
-its own process; the peer's process first checks its next-token logits against ours. Run from the
-repository root:
-`python -m bench.engine_bench [--no-peer] [--batches 1 8 64] [--json results.json]`. The peer runs
-under `--peer-python` (default `bench/.peer-venv/bin/python` when it exists, else this interpreter),
-which needs torch, safetensors and transformers.
+its own process; the peer's process first checks its next-token logits against ours, and the
+engine's process checks batch invariance (the first sequences of each batch, run again alone with
+logprobs, must give bit-identical tokens and logprobs). Run from the repository root:
+`python -m bench.engine_bench [--device cuda] [--model medium] [--no-peer] [--batches 1 8 64]
+[--json results.json]`. The peer runs under `--peer-python` (default `bench/.peer-venv/bin/python`
+when it exists, else this interpreter), which needs torch, safetensors and transformers.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ def prompts(batch: int, length: int, vocab: int, seed: int) -> list[list[int]]:
     return [[rng.randrange(vocab) for _ in range(length)] for _ in range(batch)]
 
 
+def synchronize(device: str) -> None:
+    """Wait for queued GPU work, so that wall-clock timings cover it."""
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
 def run_engine(
     model: DeepseekModel, config: EngineConfig, batch: list[list[int]], new_tokens: int
 ) -> tuple[Measurement, list[list[int]]]:
@@ -62,6 +69,7 @@ def run_engine(
     requests = [
         GenerationRequest(prompt_ids=p, max_tokens=new_tokens, temperature=0.0) for p in batch
     ]
+    synchronize(config.device)
     start = time.perf_counter()
     results = core.generate(requests)
     seconds = time.perf_counter() - start
@@ -69,11 +77,45 @@ def run_engine(
     return Measurement("engine", len(batch), sum(map(len, tokens)), seconds), tokens
 
 
+def sampled_run(
+    model: DeepseekModel,
+    config: EngineConfig,
+    batch: list[list[int]],
+    seeds: list[int],
+    new_tokens: int,
+) -> list[tuple[list[int], list[tuple[int, float]]]]:
+    """Tokens and chosen-token logprobs of `batch` sampled together (temperature 1, one seed per
+    prompt)."""
+    core = EngineCore(config, model)
+    requests = [
+        GenerationRequest(
+            prompt_ids=p, max_tokens=new_tokens, temperature=1.0, seed=seed, logprobs=True
+        )
+        for p, seed in zip(batch, seeds, strict=True)
+    ]
+    return [
+        (r.token_ids, [(lp.token_id, lp.logprob) for lp in r.logprobs])
+        for r in core.generate(requests)
+    ]
+
+
+def batch_invariance(
+    model: DeepseekModel, config: EngineConfig, batch: list[list[int]], new_tokens: int
+) -> tuple[int, int]:
+    """How many of the batch's first (up to 4) sequences, sampled in the full batch, match the same
+    sequence sampled alone bit for bit (tokens and logprobs); returns (identical, checked)."""
+    together = sampled_run(model, config, batch, list(range(len(batch))), new_tokens)
+    checked = min(4, len(batch))
+    alone = [sampled_run(model, config, [batch[i]], [i], new_tokens)[0] for i in range(checked)]
+    return sum(a == b for a, b in zip(alone, together, strict=False)), checked
+
+
 def run_peer(
-    peer: torch.nn.Module, batch: list[list[int]], new_tokens: int
+    peer: torch.nn.Module, batch: list[list[int]], new_tokens: int, device: str
 ) -> tuple[Measurement, list[list[int]]]:
     """Generate greedily with transformers' `generate` (KV cache on, no sampling)."""
-    input_ids = torch.tensor(batch)
+    input_ids = torch.tensor(batch, device=device)
+    synchronize(device)
     start = time.perf_counter()
     with torch.no_grad():
         output = peer.generate(  # type: ignore[operator]
@@ -83,6 +125,7 @@ def run_peer(
             min_new_tokens=new_tokens,
             do_sample=False,
         )
+    synchronize(device)
     seconds = time.perf_counter() - start
     tokens = output[:, input_ids.shape[1] :].tolist()
     return Measurement("transformers", len(batch), sum(map(len, tokens)), seconds), tokens
@@ -91,21 +134,27 @@ def run_peer(
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Child process: time one implementation at every batch size; return rows and tokens."""
     torch.set_num_threads(args.threads)
-    config = EngineConfig(model=args.model, num_blocks=1024, max_num_seqs=max(args.batches))
+    config = EngineConfig(
+        model=args.model,
+        num_blocks=args.num_blocks,
+        max_num_seqs=max(args.batches),
+        device=args.device,
+    )
     model = build_model(config)
     vocab = model.config.vocab_size
     report: dict[str, Any] = {}
     if args.implementation == "transformers":
         from bench.hf_peer import hf_logits, hf_model
 
-        peer = hf_model(model)
+        peer = hf_model(model).to(args.device)
         probe = prompts(1, args.prompt_len, vocab, seed=-1)[0]
         ours = EngineCore(config, model).next_token_logits(probe)
-        report["logits_max_abs_diff"] = float((ours - hf_logits(peer, probe)).abs().max())
+        theirs = hf_logits(peer, probe)
+        report["logits_max_abs_diff"] = float((ours - theirs).abs().max().cpu())
         del model
 
         def run(batch: list[list[int]]) -> tuple[Measurement, list[list[int]]]:
-            return run_peer(peer, batch, args.new_tokens)
+            return run_peer(peer, batch, args.new_tokens, args.device)
 
         run(prompts(2, 8, vocab, seed=-2))  # warm-up
     else:
@@ -119,7 +168,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         batch = prompts(batch_size, args.prompt_len, vocab, seed=batch_size)
         runs = [run(batch) for _ in range(args.repeats)]
         measurement, generated = min(runs, key=lambda r: r[0].seconds)
-        rows.append(asdict(measurement) | {"tokens_per_second": measurement.tokens_per_second})
+        row = asdict(measurement) | {"tokens_per_second": measurement.tokens_per_second}
+        if args.implementation == "engine":
+            identical, checked = batch_invariance(model, config, batch, args.new_tokens)
+            row["batch_invariant"] = f"{identical}/{checked}"
+        rows.append(row)
         tokens[str(batch_size)] = generated
     return report | {"measurements": rows, "tokens": tokens}
 
@@ -131,11 +184,19 @@ def spawn(args: argparse.Namespace, implementation: str) -> dict[str, Any]:
         python = args.peer_python if implementation == "transformers" else sys.executable
         command = [python, "-m", "bench.engine_bench", "--implementation", implementation]
         command += ["--model", args.model, "--threads", str(args.threads), "--json", str(out)]
+        command += ["--device", args.device, "--num-blocks", str(args.num_blocks)]
         command += ["--prompt-len", str(args.prompt_len), "--new-tokens", str(args.new_tokens)]
         command += ["--repeats", str(args.repeats)]
         command += ["--batches", *map(str, args.batches)]
         subprocess.run(command, check=True, cwd=Path(__file__).resolve().parent.parent)
         return json.loads(out.read_text(encoding="utf-8"))
+
+
+def device_name(device: str) -> str:
+    """A readable name of the torch device: the GPU's model for CUDA, else the device string."""
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
+    return device
 
 
 def main() -> None:
@@ -145,7 +206,9 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 8, 64])
     parser.add_argument("--prompt-len", type=int, default=32)
     parser.add_argument("--new-tokens", type=int, default=32)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
+    parser.add_argument("--device", default="cpu", help="torch device, e.g. cuda (default cpu)")
+    parser.add_argument("--num-blocks", type=int, default=1024, help="KV-cache blocks (engine)")
     parser.add_argument("--repeats", type=int, default=3, help="report the fastest of N runs")
     parser.add_argument("--no-peer", action="store_true", help="measure the engine alone")
     parser.add_argument(
@@ -175,14 +238,16 @@ def main() -> None:
             print(f"batch {batch}: {same}/{len(ours)} greedy sequences identical to the peer")
     print(
         f"\nmodel={args.model} threads={args.threads} prompt={args.prompt_len} "
-        f"new_tokens={args.new_tokens} best of {args.repeats} (CPU)"
+        f"new_tokens={args.new_tokens} best of {args.repeats} device={device_name(args.device)}"
     )
-    print(f"{'implementation':<14} {'batch':>5} {'tokens':>7} {'seconds':>8} {'tokens/s':>9}")
+    header = f"{'implementation':<14} {'batch':>5} {'tokens':>7} {'seconds':>8} {'tokens/s':>9}"
+    print(header + f" {'invariant':>9}")
     for name, result in results.items():
         for row in result["measurements"]:
             print(
                 f"{name:<14} {row['batch']:>5} {row['generated_tokens']:>7} "
-                f"{row['seconds']:>8.3f} {row['tokens_per_second']:>9.1f}"
+                f"{row['seconds']:>8.3f} {row['tokens_per_second']:>9.1f} "
+                f"{row.get('batch_invariant', '-'):>9}"
             )
     if args.json:
         summary = {"args": vars(args)} | {

@@ -53,4 +53,5 @@ def hf_model(model: DeepseekModel) -> DeepseekV3ForCausalLM:
 @torch.no_grad()
 def hf_logits(peer: DeepseekV3ForCausalLM, prompt_ids: list[int]) -> torch.Tensor:
     """Next-token logits of `peer` after `prompt_ids` (full forward, no cache)."""
-    return peer(torch.tensor([prompt_ids])).logits[0, -1].float()
+    device = next(peer.parameters()).device
+    return peer(torch.tensor([prompt_ids], device=device)).logits[0, -1].float()

@@ -1,5 +1,11 @@
-"""Shared fixtures for the engine tests: one seeded tiny model, fresh engines around it."""
+"""Shared fixtures for the engine tests: one seeded model, fresh engines around it.
 
+The model and device default to `tiny` on the CPU; `ENGINE_TEST_MODEL` and `ENGINE_TEST_DEVICE`
+choose others (e.g. `ENGINE_TEST_DEVICE=cuda ENGINE_TEST_MODEL=medium` on a GPU machine, where the
+batch-invariance tests then check the GPU kernels).
+"""
+
+import os
 from collections.abc import Callable
 
 import pytest
@@ -11,15 +17,24 @@ from engine.model import DeepseekModel
 
 torch.set_num_threads(1)
 
+TEST_MODEL = os.environ.get("ENGINE_TEST_MODEL", "tiny")
+TEST_DEVICE = os.environ.get("ENGINE_TEST_DEVICE", "cpu")
+
+
+def engine_config(**overrides: object) -> EngineConfig:
+    """An engine config on the test model and device, with `overrides` applied."""
+    settings: dict[str, object] = {"model": TEST_MODEL, "device": TEST_DEVICE} | overrides
+    return EngineConfig(**settings)  # type: ignore[arg-type]
+
 
 @pytest.fixture(scope="session")
 def tiny_model() -> DeepseekModel:
-    return build_model(EngineConfig())
+    return build_model(engine_config())
 
 
 @pytest.fixture
 def make_core(tiny_model: DeepseekModel) -> Callable[..., EngineCore]:
     def make(**overrides: object) -> EngineCore:
-        return EngineCore(EngineConfig(**overrides), tiny_model)  # type: ignore[arg-type]
+        return EngineCore(engine_config(**overrides), tiny_model)
 
     return make

@@ -30,13 +30,10 @@ def summary(result: GenerationResult) -> tuple:
     )
 
 
-@pytest.fixture(scope="module")
-def expected(tiny_model) -> list[tuple]:
+@pytest.fixture
+def expected(make_core) -> list[tuple]:
     """Each request run alone, on its own fresh engine."""
-    from engine.config import EngineConfig
-    from engine.engine import EngineCore
-
-    return [summary(EngineCore(EngineConfig(), tiny_model).generate([r])[0]) for r in requests()]
+    return [summary(make_core().generate([r])[0]) for r in requests()]
 
 
 def test_alone_and_in_a_batch_of_8_are_bit_identical(make_core, expected):
