@@ -146,7 +146,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     if args.implementation == "transformers":
         from bench.hf_peer import hf_logits, hf_model
 
-        peer = hf_model(model).to(args.device)
+        peer = hf_model(model)
         probe = prompts(1, args.prompt_len, vocab, seed=-1)[0]
         ours = EngineCore(config, model).next_token_logits(probe)
         theirs = hf_logits(peer, probe)

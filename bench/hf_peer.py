@@ -44,10 +44,11 @@ def hf_config(model: DeepseekModel) -> DeepseekV3Config:
 
 
 def hf_model(model: DeepseekModel) -> DeepseekV3ForCausalLM:
-    """A transformers model loaded with exactly `model`'s weights (strict: every key must match)."""
+    """A transformers model loaded with exactly `model`'s weights (strict: every key must match),
+    on `model`'s device."""
     peer = DeepseekV3ForCausalLM(hf_config(model)).eval()
     peer.load_state_dict(model.state_dict(), strict=True)
-    return peer
+    return peer.to(next(model.parameters()).device)
 
 
 @torch.no_grad()

@@ -34,11 +34,16 @@ Output = tuple[int, Chunk]
 
 
 def build_model(config: EngineConfig, model_cfg: ModelConfig | None = None) -> DeepseekModel:
-    """The model an engine config names: seeded weights, or loaded from `weights_path`."""
-    model = DeepseekModel(model_cfg or model_config(config.model)).to(config.device)
+    """The model an engine config names: seeded weights, or loaded from `weights_path`.
+
+    Weights are made on the CPU and then moved, so a seed gives the same weights on every device.
+    """
+    model = DeepseekModel(model_cfg or model_config(config.model))
     if config.weights_path is not None:
-        return model.load(config.weights_path).eval()
-    return model.init_weights(config.weights_seed).eval()
+        model = model.load(config.weights_path)
+    else:
+        model = model.init_weights(config.weights_seed)
+    return model.to(config.device).eval()
 
 
 @dataclass

@@ -7,6 +7,7 @@ is computed per sequence, so a sequence's logits are bit-identical whatever else
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,15 @@ MIN_GEMM_ROWS = 16
 
 
 def invariant_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """`a @ b` where each row of the result does not depend on how many rows `a` has."""
+    """`a @ b` where each row of the result does not depend on how many rows `a` has.
+
+    On CUDA a Triton kernel with one fixed tiling does this; on the CPU, padding to
+    `MIN_GEMM_ROWS` rows keeps BLAS on kernels whose rows are independent.
+    """
+    if a.is_cuda:
+        from engine.gpu_matmul import matmul
+
+        return matmul(a, b)
     rows = a.shape[-2]
     if rows >= MIN_GEMM_ROWS:
         return a @ b
@@ -41,12 +50,30 @@ ELEMENTWISE_PAD = 64
 def invariant_elementwise(
     fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor
 ) -> torch.Tensor:
-    """`fn(x)` for an elementwise `fn`, so that no element's result depends on the tensor size."""
+    """`fn(x)` for an elementwise `fn`, so that no element's result depends on the tensor size.
+
+    CUDA kernels compute every element with the same code, so only the CPU needs the padding.
+    """
+    if x.is_cuda:
+        return fn(x)
     flat = x.reshape(-1)
     padding = -flat.numel() % ELEMENTWISE_PAD
     if padding:
         flat = torch.cat([flat, flat.new_zeros(padding)])
     return fn(flat)[: x.numel()].view(x.shape)
+
+
+def invariant_row_mean(x: torch.Tensor) -> torch.Tensor:
+    """The mean of the last dimension (kept as size 1), each row's independent of the row count.
+
+    CUDA reductions split a row across more threads when there are few rows, which changes the
+    summation order; there the sum is a product with a column of ones through `invariant_matmul`.
+    """
+    if not x.is_cuda:
+        return x.mean(-1, keepdim=True)
+    flat = x.reshape(-1, x.shape[-1])
+    ones = flat.new_ones(x.shape[-1], 1)
+    return (invariant_matmul(flat, ones) / x.shape[-1]).view(*x.shape[:-1], 1)
 
 
 class Linear(nn.Module):
@@ -72,7 +99,7 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Normalise the last dimension of `x`."""
-        variance = x.pow(2).mean(-1, keepdim=True)
+        variance = invariant_row_mean(x.pow(2))
         return self.weight * (x * invariant_elementwise(torch.rsqrt, variance + self.eps))
 
 
@@ -208,7 +235,8 @@ class TopkRouter(nn.Module):
         scores = invariant_elementwise(torch.sigmoid, invariant_matmul(x, self.weight.t()))
         choice = scores + self.e_score_correction_bias
         grouped = choice.view(-1, cfg.n_group, cfg.n_routed_experts // cfg.n_group)
-        group_scores = grouped.topk(min(2, grouped.shape[-1]), dim=-1)[0].sum(dim=-1)
+        best = grouped.topk(min(2, grouped.shape[-1]), dim=-1)[0]
+        group_scores = functools.reduce(torch.add, best.unbind(-1))
         groups = group_scores.topk(cfg.topk_group, dim=-1)[1]
         group_mask = torch.zeros_like(group_scores).scatter_(1, groups, 1.0).bool()
         expert_mask = group_mask[:, :, None].expand_as(grouped).reshape(-1, cfg.n_routed_experts)
@@ -216,7 +244,9 @@ class TopkRouter(nn.Module):
         indices = choice.topk(cfg.num_experts_per_tok, dim=-1)[1]
         weights = scores.gather(1, indices)
         if cfg.norm_topk_prob:
-            weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
+            # Summed left to right, so no reduction kernel picks an order from the batch size.
+            total = functools.reduce(torch.add, weights.unbind(-1))
+            weights = weights / (total[:, None] + 1e-20)
         return weights * cfg.routed_scaling_factor, indices
 
 
