@@ -211,12 +211,18 @@ class EngineCore:
             contexts.append(context)
             lens.append(end - start)
         device = self.config.device
+        padded = None
+        if torch.device(device).type == "cuda":  # one fixed context width, see the model
+            padded = torch.zeros(len(contexts), self.config.max_model_len, dtype=torch.long)
+            for row, context in enumerate(contexts):
+                padded[row, : len(context)] = context
         return StepInput(
             input_ids=torch.tensor(ids, device=device),
             positions=torch.cat(positions).to(device),
             slot_mapping=torch.cat(slots).to(device),
             query_lens=lens,
-            context_slots=[c.to(device) for c in contexts],
+            context_slots=[] if padded is not None else [c.to(device) for c in contexts],
+            padded_slots=None if padded is None else padded.to(device),
         )
 
 

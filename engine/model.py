@@ -76,6 +76,15 @@ def invariant_row_mean(x: torch.Tensor) -> torch.Tensor:
     return (invariant_matmul(flat, ones) / x.shape[-1]).view(*x.shape[:-1], 1)
 
 
+def invariant_softmax(scores: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension of a CUDA tensor, each row's independent of the row count:
+    the max is exact in any order, and the sum is a product with ones through `invariant_matmul`."""
+    shifted = torch.exp(scores - scores.amax(-1, keepdim=True))
+    flat = shifted.reshape(-1, shifted.shape[-1])
+    total = invariant_matmul(flat, flat.new_ones(shifted.shape[-1], 1))
+    return shifted / total.view(*shifted.shape[:-1], 1)
+
+
 class Linear(nn.Module):
     """A bias-free linear layer computed with `invariant_matmul`."""
 
@@ -134,6 +143,10 @@ class StepInput:
     slot_mapping: torch.Tensor  # [tokens] cache slot that receives each id's latent
     query_lens: list[int]  # tokens per sequence, in order
     context_slots: list[torch.Tensor]  # per sequence: cache slots of positions 0..context_len-1
+    # (empty when `padded_slots` is given)
+    # CUDA only: every sequence's slots padded to one fixed width [sequences, width] (see
+    # `MultiHeadLatentAttention`); None on the CPU
+    padded_slots: torch.Tensor | None = None
 
 
 class MultiHeadLatentAttention(nn.Module):
@@ -188,6 +201,22 @@ class MultiHeadLatentAttention(nn.Module):
         q_latent = invariant_matmul(q_nope.transpose(0, 1), w_kv[:, :nope, :]).transpose(0, 1)
         # One query row per (token, head) over the cached [latent | rotary key], scale folded in.
         queries = torch.cat([q_latent, q_rope], dim=-1) * self.scale
+        if step.padded_slots is not None:
+            attended = self._attend_fixed_width(queries, step, step.padded_slots, cache)
+        else:
+            attended = self._attend_per_sequence(queries, step, cache)
+        values = invariant_matmul(attended, w_kv[:, nope:, :].transpose(1, 2))
+        return self.o_proj(values.transpose(0, 1).reshape(x.shape[0], -1))
+
+    def _attend_per_sequence(
+        self, queries: torch.Tensor, step: StepInput, cache: torch.Tensor
+    ) -> torch.Tensor:
+        """CPU attention: a loop over sequences, each on its own gathered context.
+
+        `queries` [tokens, heads, latent]; returns [heads, tokens, kv_lora_rank].
+        """
+        cfg = self.config
+        rank = cfg.kv_lora_rank
         outputs, start = [], 0
         for length, slots in zip(step.query_lens, step.context_slots, strict=True):
             context = cache[slots]
@@ -201,9 +230,47 @@ class MultiHeadLatentAttention(nn.Module):
                 scores = scores.masked_fill(key_pos > query_pos, float("-inf"))
             probs = torch.softmax(scores, dim=-1).view(length * cfg.num_heads, -1)
             outputs.append(invariant_matmul(probs, context[:, :rank]).view(length, -1, rank))
-        attended = torch.cat(outputs, dim=0).transpose(0, 1)  # [heads, tokens, rank]
-        values = invariant_matmul(attended, w_kv[:, nope:, :].transpose(1, 2))
-        return self.o_proj(values.transpose(0, 1).reshape(x.shape[0], -1))
+        return torch.cat(outputs, dim=0).transpose(0, 1)
+
+    def _attend_fixed_width(
+        self,
+        queries: torch.Tensor,
+        step: StepInput,
+        padded_slots: torch.Tensor,
+        cache: torch.Tensor,
+    ) -> torch.Tensor:
+        """CUDA attention over contexts padded to one fixed width (masked by position).
+
+        Every score row has the same length whatever the batch, so the softmax and the products
+        see the same shapes alone or in a batch; all single-token (decode) sequences attend in one
+        batched product, and each prompt on its own. `queries` [tokens, heads, latent]; returns
+        [heads, tokens, kv_lora_rank].
+        """
+        cfg, rank = self.config, self.config.kv_lora_rank
+        width = padded_slots.shape[1]
+        key_pos = torch.arange(width, device=queries.device)
+        ends = torch.tensor(step.query_lens).cumsum(0)
+        attended = queries.new_empty(queries.shape[0], cfg.num_heads, rank)
+        decode = [i for i, length in enumerate(step.query_lens) if length == 1]
+        if decode:
+            rows = (ends[decode] - 1).to(queries.device)
+            context = cache[padded_slots[decode]]  # [decodes, width, latent]
+            scores = invariant_matmul(queries[rows], context.transpose(1, 2))
+            hidden = key_pos[None, None, :] > step.positions[rows][:, None, None]
+            probs = invariant_softmax(scores.masked_fill(hidden, float("-inf")))
+            attended[rows] = invariant_matmul(probs, context[..., :rank])
+        for i, length in enumerate(step.query_lens):
+            if length == 1:
+                continue
+            rows = slice(int(ends[i]) - length, int(ends[i]))
+            context = cache[padded_slots[i]]  # [width, latent]
+            scores = invariant_matmul(queries[rows].reshape(-1, cfg.latent_dim), context.t())
+            scores = scores.view(length, cfg.num_heads, width)
+            hidden = key_pos[None, None, :] > step.positions[rows][:, None, None]
+            probs = invariant_softmax(scores.masked_fill(hidden, float("-inf")))
+            flat = probs.view(length * cfg.num_heads, width)
+            attended[rows] = invariant_matmul(flat, context[:, :rank]).view(length, -1, rank)
+        return attended.transpose(0, 1)
 
 
 class MLP(nn.Module):
@@ -266,7 +333,41 @@ class Experts(nn.Module):
     def forward(
         self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor
     ) -> torch.Tensor:
-        """Sum each token's chosen experts, weighted; experts are visited in index order."""
+        """Sum each token's chosen experts, weighted, in expert-index order: grouped on CUDA (two
+        batched products instead of a loop), looped on the CPU (only the active experts)."""
+        if x.is_cuda:
+            return self.forward_grouped(x, weights, indices)
+        return self.forward_looped(x, weights, indices)
+
+    def forward_grouped(
+        self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor
+    ) -> torch.Tensor:
+        """`forward` as two batched products over every expert, each expert's tokens gathered into
+        a zero-padded [experts, capacity, hidden] tensor; the same numbers as `forward_looped`
+        wherever `invariant_matmul` rows do not depend on the row count."""
+        tokens, top_k = indices.shape
+        experts, hidden = self.gate_up_proj.shape[0], x.shape[1]
+        flat = indices.reshape(-1)
+        order = torch.argsort(flat, stable=True)  # choices grouped by expert
+        counts = torch.bincount(flat, minlength=experts)
+        capacity = int(counts.max())
+        by_expert = flat[order]
+        rank = torch.arange(flat.numel(), device=x.device) - (counts.cumsum(0) - counts)[by_expert]
+        grouped = x.new_zeros(experts, capacity, hidden)
+        grouped[by_expert, rank] = x[order // top_k]
+        gate, up = invariant_matmul(grouped, self.gate_up_proj.transpose(1, 2)).chunk(2, dim=-1)
+        activated = invariant_elementwise(F.silu, gate) * up
+        expert_out = invariant_matmul(activated, self.down_proj.transpose(1, 2))
+        chosen = torch.empty(flat.numel(), hidden, device=x.device, dtype=x.dtype)
+        chosen[order] = expert_out[by_expert, rank]
+        chosen = chosen.view(tokens, top_k, hidden) * weights[..., None]
+        ascending = indices.argsort(dim=-1, stable=True)[..., None].expand_as(chosen)
+        return functools.reduce(torch.add, chosen.gather(1, ascending).unbind(1))
+
+    def forward_looped(
+        self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor
+    ) -> torch.Tensor:
+        """`forward` as a loop over the active experts, each added into the output in turn."""
         out = torch.zeros_like(x)
         for expert in indices.unique().tolist():
             token_idx, slot = torch.where(indices == expert)
