@@ -1,8 +1,9 @@
 """Deviation classes for fault injection: each edits a faithful answer the way a faulty host would.
 
 Every fault is a function over a `Wire`; it changes what it applies to and leaves other answers
-alone. `BENIGN` holds transformations the official API itself may produce (keep-alive comments,
-CRLF framing): the suite must not flag them.
+alone. `Fault.cases` names the cases on which the reference server's answers carry what the fault
+edits (the detection test runs each class on those). `BENIGN` holds transformations the
+official API itself may produce (keep-alive comments, CRLF framing): the suite must not flag them.
 """
 
 from __future__ import annotations
@@ -582,13 +583,13 @@ FAULTS: tuple[Fault, ...] = (
     ),
     Fault(
         "stop_cuts_reasoning",
-        "stop string applied inside reasoning, content null (vllm#52393)",
+        "stop string applied inside reasoning: reasoning cut, content null (vllm#52393)",
         stop_cuts_reasoning,
         cases=("stop.toy_thinking.",),
     ),
     Fault(
         "json_with_preamble",
-        "json_object output with prose around it",
+        "JSON-mode output with prose around it",
         json_with_preamble,
         cases=("json_output.toy_schema.",),
     ),

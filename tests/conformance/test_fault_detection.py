@@ -16,7 +16,7 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -196,7 +196,7 @@ def test_at_least_twenty_fault_classes() -> None:
 
 @pytest.mark.parametrize("name", [f.name for f in FAULTS])
 def test_fault_is_flagged(
-    name: str, detections: dict[str, Detection], record_property: pytest.RecordProperty
+    name: str, detections: dict[str, Detection], record_property: Callable[[str, object], None]
 ) -> None:
     detection = detections[name]
     record_property("findings", detection.findings)
@@ -205,7 +205,7 @@ def test_fault_is_flagged(
 
 
 def test_detection_rate_is_recorded(
-    detections: dict[str, Detection], record_property: pytest.RecordProperty
+    detections: dict[str, Detection], record_property: Callable[[str, object], None]
 ) -> None:
     rate = sum(d.detected for d in detections.values()) / len(detections)
     record_property("fault_detection_rate", f"{rate:.4f}")
