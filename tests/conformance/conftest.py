@@ -1,12 +1,15 @@
-"""Shared fixtures: hand-made exchanges for check tests."""
+"""Shared fixtures: hand-made exchanges for check tests; the fault-detection summary hook."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import pytest
+
 from conformance.model import Case, CheckSpec, Exchange, Source, Step
 from conformance.sse import encode_sse
+from tests.conformance.fault_report import FAULT_SUMMARY
 
 
 def body_exchange(
@@ -126,3 +129,12 @@ def good_chat_stream(tool: bool = False) -> list[tuple[str | None, Any]]:
         (None, "[DONE]"),
     ]
     return events
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Print the fault-detection rate (whether or not output capture is on)."""
+    lines = config.stash.get(FAULT_SUMMARY, None)
+    if lines:
+        terminalreporter.section("conformance fault injection")
+        for line in lines:
+            terminalreporter.write_line(line)

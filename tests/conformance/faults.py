@@ -1,8 +1,9 @@
 """Deviation classes for fault injection: each edits a faithful answer the way a faulty host would.
 
 Every fault is a function over a `Wire`; it changes what it applies to and leaves other answers
-alone. `BENIGN` holds transformations the official API itself may produce (keep-alive comments,
-CRLF framing): the suite must not flag them.
+alone. `Fault.cases` names the cases on which the reference server's answers carry what the fault
+edits (the detection test runs each class on those). `BENIGN` holds transformations the
+official API itself may produce (keep-alive comments, CRLF framing): the suite must not flag them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ class Fault:
     name: str
     mimics: str
     apply: Callable[[Wire], None]
+    cases: tuple[str, ...] = ()
+    """Case-id prefixes whose answers from the reference server (tiny random model) carry what
+    the fault edits: the detection test runs the fault on these cases only."""
 
 
 def _ok(w: Wire) -> bool:
@@ -119,23 +123,40 @@ def dsml_in_content(w: Wire) -> None:
             return
 
 
+def _stop_strings(w: Wire) -> list[str]:
+    raw = w.request.get("stop", w.request.get("stop_sequences"))
+    stops = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    return [s for s in stops if isinstance(s, str) and s]
+
+
 def stop_cuts_reasoning(w: Wire) -> None:
-    stops = w.request.get("stop", w.request.get("stop_sequences"))
-    if not stops or not _ok(w):
+    """The host matches stop strings inside the reasoning: it cuts the reasoning at the first
+    match, sends no content and ends with a stop finish. Nothing changes when no stop string
+    occurs in the reasoning (the bug needs one)."""
+    stops = _stop_strings(w)
+    pieces = list(_text_fields(w, ("reasoning",)))
+    text = "".join(holder[key] for holder, key in pieces)
+    matches = [(text.find(s), s) for s in stops if s in text]
+    if not matches or not _ok(w):
         return
+    cut, matched = min(matches)
+    seen = 0
+    for holder, key in pieces:
+        piece = holder[key]
+        holder[key] = piece[: max(0, min(len(piece), cut - seen))]
+        seen += len(piece)
     for holder, key in list(_text_fields(w, ("content",))):
-        if w.protocol == "chat":
-            holder[key] = None
-        elif w.protocol == "messages" and not w.streamed:
-            w.body["content"] = [b for b in w.body["content"] if b.get("type") != "text"]
-            return
-        else:
-            holder[key] = ""
+        holder[key] = None if w.protocol == "chat" else ""
+    if w.protocol == "messages" and not w.streamed and isinstance(w.body, dict):
+        w.body["content"] = [b for b in w.body.get("content", []) if b.get("type") != "text"]
+    _finish_edit(w, _ALL_TO_STOP, {}, incomplete_to_completed=True)
+    for holder in _messages_finish_holders(w):
+        holder["stop_reason"], holder["stop_sequence"] = "stop_sequence", matched
 
 
 def json_with_preamble(w: Wire) -> None:
     fmt = w.request.get("response_format") or (w.request.get("text") or {}).get("format") or {}
-    if fmt.get("type") != "json_object":
+    if fmt.get("type") not in ("json_object", "json_schema"):
         return
     for holder, key in _text_fields(w, ("content",)):
         holder[key] = "Sure! Here is the JSON you asked for:\n" + holder[key]
@@ -166,6 +187,18 @@ MESSAGES_WRONG = {
 }
 
 
+_ALL_TO_STOP = {"tool_calls": "stop", "length": "stop", "content_filter": "stop"}
+
+
+def _messages_finish_holders(w: Wire) -> list[dict[str, Any]]:
+    """The objects carrying a Messages answer's stop_reason."""
+    if w.protocol != "messages":
+        return []
+    if w.streamed:
+        return [e["delta"] for e in w.payloads() if e.get("type") == "message_delta"]
+    return [w.body] if isinstance(w.body, dict) else []
+
+
 def _finish_edit(
     w: Wire, chat: dict[str, str], messages: dict[str, str], incomplete_to_completed: bool
 ) -> None:
@@ -174,12 +207,7 @@ def _finish_edit(
             if choice.get("finish_reason") in chat:
                 choice["finish_reason"] = chat[choice["finish_reason"]]
     elif w.protocol == "messages":
-        holders = (
-            [e["delta"] for e in w.payloads() if e.get("type") == "message_delta"]
-            if w.streamed
-            else [w.body or {}]
-        )
-        for h in holders:
+        for h in _messages_finish_holders(w):
             if h.get("stop_reason") in messages:
                 h["stop_reason"] = messages[h["stop_reason"]]
     else:
@@ -537,105 +565,271 @@ def thinking_tool_choice_accepted(w: Wire) -> None:
 
 
 FAULTS: tuple[Fault, ...] = (
-    Fault("drop_reasoning", "reasoning_content dropped (ai-dynamo/dynamo#10163)", drop_reasoning),
-    Fault("dsml_in_content", "DSML markup leaked into content (vllm#40800)", dsml_in_content),
+    Fault(
+        "drop_reasoning",
+        "reasoning_content dropped (ai-dynamo/dynamo#10163)",
+        drop_reasoning,
+        cases=("passback.given.", "thinking.effort_prompt.s1-rs-00002"),
+    ),
+    Fault(
+        "dsml_in_content",
+        "DSML markup leaked into content (vllm#40800)",
+        dsml_in_content,
+        cases=(
+            "dsml.thinking.chat.",
+            "dsml.non_thinking.responses.",
+            "dsml.non_thinking.messages.",
+        ),
+    ),
     Fault(
         "stop_cuts_reasoning",
-        "stop string applied inside reasoning, content null (vllm#52393)",
+        "stop string applied inside reasoning: reasoning cut, content null (vllm#52393)",
         stop_cuts_reasoning,
+        cases=("stop.toy_thinking.",),
     ),
-    Fault("json_with_preamble", "json_object output with prose around it", json_with_preamble),
+    Fault(
+        "json_with_preamble",
+        "JSON-mode output with prose around it",
+        json_with_preamble,
+        cases=("json_output.toy_schema.",),
+    ),
     Fault(
         "thinking_leaks_when_disabled",
         "reasoning returned although thinking is disabled",
         thinking_leaks_when_disabled,
+        cases=("thinking.effort_prompt.s1-cc-00149",),
     ),
     Fault(
         "wrong_finish_reason",
         "finish reason mapped wrongly (tool_calls -> stop, LiteLLM-style)",
         wrong_finish_reason,
+        cases=(
+            "tools.toy_named.",
+            "max_tokens.non_thinking.chat.body",
+            "max_tokens.messages.stream",
+        ),
     ),
     Fault(
-        "length_reported_as_stop", "token limit reported as a normal stop", length_reported_as_stop
+        "length_reported_as_stop",
+        "token limit reported as a normal stop",
+        length_reported_as_stop,
+        cases=("max_tokens.non_thinking.chat.", "max_tokens.responses.", "max_tokens.messages."),
     ),
-    Fault("stream_usage_missing", "usage missing from the stream", stream_usage_missing),
+    Fault(
+        "stream_usage_missing",
+        "usage missing from the stream",
+        stream_usage_missing,
+        cases=(
+            "streaming.plain.chat",
+            "streaming.plain.responses",
+            "streaming.plain.messages",
+        ),
+    ),
     Fault(
         "cache_fields_missing",
         "prompt_cache_hit/miss fields missing (vLLM/SGLang)",
         cache_fields_missing,
+        cases=("usage.non_thinking.",),
     ),
-    Fault("total_tokens_off", "usage totals that do not add up", total_tokens_off),
+    Fault(
+        "total_tokens_off",
+        "usage totals that do not add up",
+        total_tokens_off,
+        cases=("usage.non_thinking.chat.", "usage.non_thinking.responses."),
+    ),
     Fault(
         "prompt_tokens_shifted",
         "prompt tokens counted with another template",
         prompt_tokens_shifted,
+        cases=(
+            "prompt_parity.s1-cc-00001",
+            "prompt_parity.s1-rs-00005",
+            "prompt_parity.s1-ms-00013",
+        ),
     ),
     Fault(
         "body_usage_differs_from_stream",
         "non-stream usage differs from the stream's",
         body_usage_differs_from_stream,
+        cases=("equivalence.plain.",),
     ),
-    Fault("cache_never_hits", "prefix cache never reported", cache_never_hits),
+    Fault(
+        "cache_never_hits",
+        "prefix cache never reported",
+        cache_never_hits,
+        cases=("cache.repeat.",),
+    ),
     Fault(
         "usage_only_final_chunk",
         "usage in a separate chunk with choices null (vLLM)",
         usage_only_final_chunk,
+        cases=(
+            "streaming.plain.chat",
+            "streaming.include_usage.chat",
+        ),
     ),
     Fault(
         "arguments_wrapped",
         'arguments wrapped in {"arguments": ...} (sglang#38924)',
         arguments_wrapped,
+        cases=("tools.toy_named.",),
     ),
-    Fault("arguments_truncated", "unterminated argument JSON (vllm#53227)", arguments_truncated),
-    Fault("call_ids_not_official", "tool-call ids in another format", call_ids_not_official),
-    Fault("named_tool_choice_ignored", "named tool_choice not enforced", named_tool_choice_ignored),
-    Fault("no_done_sentinel", "Chat stream without data: [DONE]", no_done_sentinel),
+    Fault(
+        "arguments_truncated",
+        "unterminated argument JSON (vllm#53227)",
+        arguments_truncated,
+        cases=(
+            "tools.toy_named.chat.",
+            "tools.toy_named.responses.",
+            "tools.toy_named.messages.stream",
+        ),
+    ),
+    Fault(
+        "call_ids_not_official",
+        "tool-call ids in another format",
+        call_ids_not_official,
+        cases=("tools.toy_named.",),
+    ),
+    Fault(
+        "named_tool_choice_ignored",
+        "named tool_choice not enforced",
+        named_tool_choice_ignored,
+        cases=("tools.toy_named.",),
+    ),
+    Fault(
+        "no_done_sentinel",
+        "Chat stream without data: [DONE]",
+        no_done_sentinel,
+        cases=(
+            "streaming.plain.chat",
+            "streaming.tools.chat",
+        ),
+    ),
     Fault(
         "done_sentinel_everywhere",
         "[DONE] appended to Responses/Messages streams",
         done_sentinel_everywhere,
+        cases=(
+            "streaming.plain.responses",
+            "streaming.plain.messages",
+        ),
     ),
     Fault(
-        "role_chunk_missing", "stream does not open with the role / start event", role_chunk_missing
+        "role_chunk_missing",
+        "stream does not open with the role / start event",
+        role_chunk_missing,
+        cases=(
+            "streaming.plain.chat",
+            "streaming.plain.responses",
+            "streaming.plain.messages",
+        ),
     ),
-    Fault("content_after_finish", "a chunk after the finish chunk", content_after_finish),
-    Fault("sequence_number_gap", "Responses sequence_number with a gap", sequence_number_gap),
-    Fault("event_names_wrong", "SSE event: names not equal to the data type", event_names_wrong),
-    Fault("chunk_id_drift", "chunk id changes mid-stream", chunk_id_drift),
-    Fault("blocks_not_closed", "content blocks / output items never closed", blocks_not_closed),
+    Fault(
+        "content_after_finish",
+        "a chunk after the finish chunk",
+        content_after_finish,
+        cases=(
+            "streaming.plain.chat",
+            "streaming.plain.responses",
+            "streaming.plain.messages",
+        ),
+    ),
+    Fault(
+        "sequence_number_gap",
+        "Responses sequence_number with a gap",
+        sequence_number_gap,
+        cases=(
+            "streaming.plain.responses",
+            "streaming.tools.responses",
+        ),
+    ),
+    Fault(
+        "event_names_wrong",
+        "SSE event: names not equal to the data type",
+        event_names_wrong,
+        cases=(
+            "streaming.plain.responses",
+            "streaming.plain.messages",
+        ),
+    ),
+    Fault(
+        "chunk_id_drift",
+        "chunk id changes mid-stream",
+        chunk_id_drift,
+        cases=("streaming.plain.chat",),
+    ),
+    Fault(
+        "blocks_not_closed",
+        "content blocks / output items never closed",
+        blocks_not_closed,
+        cases=(
+            "streaming.plain.responses",
+            "streaming.plain.messages",
+        ),
+    ),
     Fault(
         "stream_as_json_content_type",
         "stream served as application/json",
         stream_as_json_content_type,
+        cases=(
+            "streaming.plain.chat",
+            "streaming.plain.responses",
+            "streaming.plain.messages",
+        ),
     ),
-    Fault("logprobs_dropped", "requested logprobs not returned", logprobs_dropped),
     Fault(
-        "bad_param_status_422", "HTTP 422 instead of 400 for a bad parameter", bad_param_status_422
+        "logprobs_dropped",
+        "requested logprobs not returned",
+        logprobs_dropped,
+        cases=("logprobs.",),
+    ),
+    Fault(
+        "bad_param_status_422",
+        "HTTP 422 instead of 400 for a bad parameter",
+        bad_param_status_422,
+        cases=(
+            "validation.params.temperature.",
+            "validation.params.n.",
+        ),
     ),
     Fault(
         "error_body_not_openai_shape",
         'FastAPI-style {"detail": ...} error body',
         error_body_not_openai_shape,
+        cases=(
+            "validation.params.temperature.",
+            "validation.params.n.",
+        ),
     ),
     Fault(
         "error_message_reworded",
         "error message differs from the official text",
         error_message_reworded,
+        cases=(
+            "validation.params.temperature.",
+            "validation.params.n.",
+        ),
     ),
     Fault(
         "invalid_params_accepted",
         "invalid parameters (n>1, temperature 3, ...) accepted",
         invalid_params_accepted,
+        cases=(
+            "validation.params.temperature.",
+            "validation.params.n.",
+        ),
     ),
     Fault(
         "passback_not_enforced",
         "missing reasoning_content pass-back accepted",
         passback_not_enforced,
+        cases=("passback.missing.",),
     ),
     Fault(
         "thinking_tool_choice_accepted",
         "thinking + required/named tool_choice accepted",
         thinking_tool_choice_accepted,
+        cases=("thinking_tool_choice.rejected.",),
     ),
 )
 """The deviation classes; the detection test expects the suite to flag every one."""
