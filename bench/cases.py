@@ -90,12 +90,13 @@ class Sizes:
     @staticmethod
     def quick() -> Sizes:
         """A few seconds in all: for the smoke test."""
-        return Sizes(0.3, 8, 2, 2, 0.02, 2, 0.01, 5)
+        return Sizes(0.05, 8, 2, 2, 0.02, 2, 0.01, 5)
 
 
 def write(directory: Path, name: str, data: object) -> str:
-    """Writes a workload file as JSON and returns its file name."""
-    (directory / name).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    """Writes a workload file (a string as it is, anything else as JSON); returns its name."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    (directory / name).write_text(text, encoding="utf-8")
     return name
 
 
@@ -155,7 +156,7 @@ def request_cases(directory: Path, sizes: Sizes, runs: int, peer: bool) -> list[
     def runners(stage: str) -> list[Runner]:
         return [Runner("ours", stage)] + ([Runner("peer", stage)] if peer else [])
 
-    short = write(directory, "short-chat.json.txt", request_workloads.short_chat())
+    short = write(directory, "short-chat.json", request_workloads.short_chat())
     repeat = sizes.short_repeat
     cases = [
         Case(
@@ -173,7 +174,7 @@ def request_cases(directory: Path, sizes: Sizes, runs: int, peer: bool) -> list[
     ]
     for scale in SCALES:
         body = request_workloads.agent_conversation(sizes.agent_turns * scale)
-        name = write(directory, f"agent-{scale}.json.txt", body)
+        name = write(directory, f"agent-{scale}.json", body)
         kb = len(body.encode("utf-8")) / 1e3
         stages = ["convert", "render", "encode"] if scale == 1 else ["encode"]
         for stage in stages:

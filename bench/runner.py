@@ -19,6 +19,7 @@ PEER_VENV = REPO_ROOT / "bench" / ".peer-venv"
 PEER_PYTHON = PEER_VENV / "bin" / "python"
 PEER_REQUIREMENT = "deepseek-recipe==0.2.0"
 PEER_VERSION = "0.2.0"
+ERROR_CHARS = 200
 
 
 @dataclass
@@ -90,5 +91,5 @@ def run(case: Case, runner: Runner, directory: Path, index: int, timeout: float)
         return Outcome(case, runner, None, f"timed out after {timeout:.0f} s")
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return Outcome(case, runner, None, f"exit {done.returncode}: {last}")
+        return Outcome(case, runner, None, f"exit {done.returncode}: {last[:ERROR_CHARS]}")
     return Outcome(case, runner, json.loads(result_file.read_text(encoding="utf-8")))

@@ -36,13 +36,15 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small workloads: a smoke run")
-    parser.add_argument("--runs", type=int, help="timed runs per case (default 3, quick 2)")
+    parser.add_argument("--runs", type=int, help="timed runs per case (default 3, quick 1)")
     parser.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
     parser.add_argument("--corpus-mb", type=float, default=20.0, help="corpus size (default 20)")
     parser.add_argument("--only", action="append", default=[], help="cases whose name has TEXT")
     parser.add_argument("--no-peer", action="store_true", help="skip the published package")
     parser.add_argument("--no-hf", action="store_true", help="skip HF tokenizers")
-    parser.add_argument("--setup-peer", action="store_true", help="create bench/.peer-venv, then exit")
+    parser.add_argument(
+        "--setup-peer", action="store_true", help="create bench/.peer-venv, then exit"
+    )
     parser.add_argument("--timeout", type=float, default=900, help="seconds per process")
     parser.add_argument("--markdown", type=Path, help="write the report as markdown")
     parser.add_argument("--json", type=Path, help="write every raw number as JSON")
@@ -52,7 +54,7 @@ def arguments(argv: list[str]) -> argparse.Namespace:
 def build_cases(directory: Path, args: argparse.Namespace, peer: bool) -> list[Case]:
     """Every case, its workload files written into `directory`."""
     sizes = Sizes.quick() if args.quick else Sizes.full(args.corpus_mb)
-    runs = args.runs or (2 if args.quick else 3)
+    runs = args.runs or (1 if args.quick else 3)
     cases = [
         *tokenizer_cases(directory, args.seed, sizes, runs),
         *request_cases(directory, sizes, runs, peer),

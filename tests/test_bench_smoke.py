@@ -17,6 +17,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 def test_quick_run_reports_every_case_and_matches_hf(tmp_path: Path):
     raw, markdown = tmp_path / "bench.json", tmp_path / "bench.md"
     command = [sys.executable, "-m", "bench", "--quick", "--no-peer"]
+    # A subset, to stay fast: every family, HF, two threads, a series at 1x, 4x and 16x.
+    for case in ["a corpus", "b agent 1x", "b short", "c token ids"]:
+        command += ["--only", case]
     command += ["--json", str(raw), "--markdown", str(markdown)]
     done = subprocess.run(
         command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False
