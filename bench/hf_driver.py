@@ -15,7 +15,7 @@ from typing import Any
 import tokenizers
 from tokenizers import Tokenizer
 
-from bench.measure import Case, ids_digest, serve, status_kib, timed_runs
+from bench.measure import Case, after_check, ids_digest, serve, timed_runs
 
 
 def tokenize(case: Case) -> dict[str, Any]:
@@ -31,14 +31,14 @@ def tokenize(case: Case) -> dict[str, Any]:
 
     one: Callable[[str], list[int]] = encode_fast if case["variant"] == "fast" else encode
     check = [ids_digest(one(document)) for document in documents]
-    setup_rss = status_kib("VmRSS")
+    base = after_check()
 
     def encode_each() -> None:
         for document in documents:
             one(document)
 
     seconds = timed_runs(encode_each, case["runs"])
-    return {"seconds": seconds, "check": check, "setup_rss_kib": setup_rss}
+    return {"seconds": seconds, "check": check, **base}
 
 
 if __name__ == "__main__":

@@ -78,60 +78,67 @@ def id_blocks(ids: list[int], block: int = 1024) -> list[str]:
     return [str(len(ids))] + [ids_digest(ids[i : i + block]) for i in range(0, len(ids), block)]
 
 
-def sse_chunks(sse: bytes) -> list[dict[str, Any]]:
-    """The JSON chunks of a Chat Completions SSE byte stream (`[DONE]` kept as a string)."""
-    chunks: list[dict[str, Any]] = []
-    for message in sse.split(b"\n\n"):
-        for line in message.split(b"\n"):
+class StreamCheck:
+    """Checks a Chat Completions SSE stream as it is produced, holding no chunk: the digest of
+    each chunk without what is random or time-dependent (the `created` timestamp and tool-call
+    ids, drawn freely by each implementation), and what a client assembles from the stream
+    (reasoning, content, each tool call's name and arguments, finish reasons, usage)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[str] = []
+        self.reasoning: list[str] = []
+        self.content: list[str] = []
+        self.calls: dict[int, list[str]] = {}
+        self.finish: list[Any] = []
+        self.usage: Any = None
+
+    def add(self, sse: bytes) -> None:
+        """Takes the next SSE bytes (whole messages, as each push returns them)."""
+        for line in sse.split(b"\n"):
             if line.startswith(b"data: "):
                 data = line[len(b"data: ") :]
-                chunks.append({"done": data.decode()} if data == b"[DONE]" else json.loads(data))
-    return chunks
+                self.chunk({"done": data.decode()} if data == b"[DONE]" else json.loads(data))
 
-
-def normalized_chunks(sse: bytes) -> list[str]:
-    """The SSE stream's chunks as compact JSON without what is random or time-dependent:
-    the `created` timestamp and the tool-call ids (both implementations draw them freely)."""
-    lines = []
-    for chunk in sse_chunks(sse):
+    def chunk(self, chunk: dict[str, Any]) -> None:
+        """Takes one parsed chunk."""
         chunk.pop("created", None)
-        for choice in chunk.get("choices", []):
-            for call in choice.get("delta", {}).get("tool_calls") or []:
-                if "id" in call:
-                    call["id"] = "call_*"
-        lines.append(json.dumps(chunk, ensure_ascii=False, separators=(",", ":")))
-    return lines
-
-
-def stream_summary(sse: bytes) -> str:
-    """What a client assembles from the stream: reasoning, content, each tool call's name and
-    arguments, finish reason and usage, as compact JSON."""
-    reasoning: list[str] = []
-    content: list[str] = []
-    calls: dict[int, list[str]] = {}
-    finish: list[Any] = []
-    usage: Any = None
-    for chunk in sse_chunks(sse):
-        usage = chunk.get("usage", usage)
+        self.usage = chunk.get("usage", self.usage)
         for choice in chunk.get("choices", []):
             delta = choice.get("delta", {})
-            reasoning.append(delta.get("reasoning_content") or "")
-            content.append(delta.get("content") or "")
+            self.reasoning.append(delta.get("reasoning_content") or "")
+            self.content.append(delta.get("content") or "")
             for call in delta.get("tool_calls") or []:
+                if "id" in call:
+                    call["id"] = "call_*"
                 function = call.get("function", {})
-                parts = calls.setdefault(call["index"], [])
-                parts.append(function.get("name") or "")
-                parts.append(function.get("arguments") or "")
+                parts = self.calls.setdefault(call["index"], [])
+                parts += [function.get("name") or "", function.get("arguments") or ""]
             if choice.get("finish_reason"):
-                finish.append(choice["finish_reason"])
-    summary = {
-        "reasoning": "".join(reasoning),
-        "content": "".join(content),
-        "tool_calls": ["".join(parts) for _, parts in sorted(calls.items())],
-        "finish": finish,
-        "usage": usage,
-    }
-    return json.dumps(summary, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+                self.finish.append(choice["finish_reason"])
+        self.chunks.append(digest(json.dumps(chunk, ensure_ascii=False).encode()))
+
+    def summary(self) -> str:
+        """The digest of the assembled reasoning, content, tool calls, finish and usage."""
+        summary = {
+            "reasoning": "".join(self.reasoning),
+            "content": "".join(self.content),
+            "tool_calls": ["".join(parts) for _, parts in sorted(self.calls.items())],
+            "finish": self.finish,
+            "usage": self.usage,
+        }
+        return digest(json.dumps(summary, ensure_ascii=False, sort_keys=True).encode())
+
+
+def after_check() -> dict[str, Any]:
+    """Called between the untimed check run and the timed runs: resets VmHWM to the current
+    RSS (Linux `clear_refs` 5) so the reported peak is the timed runs' own, and records the
+    RSS before them."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        reset = True
+    except OSError:
+        reset = False
+    return {"peak_reset": reset, "setup_rss_kib": status_kib("VmRSS")}
 
 
 def serve(drivers: Mapping[str, Driver], library: str) -> int:

@@ -6,19 +6,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import deepseek_recipe as dr
 from bench.measure import (
     Case,
+    StreamCheck,
+    after_check,
     digest,
     id_blocks,
     ids_digest,
-    normalized_chunks,
     serve,
-    status_kib,
-    stream_summary,
     timed_runs,
     timed_setup_runs,
 )
@@ -31,18 +31,18 @@ def tokenize(case: Case) -> dict[str, Any]:
     tokenizer = dr.Tokenizer.deepseek_v4()
     if case["variant"] == "batch":
         check = [ids_digest(ids) for ids in tokenizer.encode_batch(documents, True)]
-        setup_rss = status_kib("VmRSS")
+        base = after_check()
         seconds = timed_runs(lambda: tokenizer.encode_batch(documents, True), case["runs"])
     else:
         check = [ids_digest(tokenizer.encode(document, True)) for document in documents]
-        setup_rss = status_kib("VmRSS")
+        base = after_check()
 
         def encode_each() -> None:
             for document in documents:
                 tokenizer.encode(document, True)
 
         seconds = timed_runs(encode_each, case["runs"])
-    return {"seconds": seconds, "check": check, "setup_rss_kib": setup_rss}
+    return {"seconds": seconds, "check": check, **base}
 
 
 def request(case: Case) -> dict[str, Any]:
@@ -72,9 +72,9 @@ def request(case: Case) -> dict[str, Any]:
         for _ in range(repeat):
             work()
 
-    setup_rss = status_kib("VmRSS")
+    base = after_check()
     seconds = timed_runs(run_all, case["runs"])
-    return {"seconds": seconds, "check": check, "setup_rss_kib": setup_rss}
+    return {"seconds": seconds, "check": check, **base}
 
 
 def stream(case: Case) -> dict[str, Any]:
@@ -90,24 +90,30 @@ def stream(case: Case) -> dict[str, Any]:
             converted, response_id="chatcmpl-bench", tokenizer=tokenizer, seed=1, created=0
         )
 
-    def feed(processor: StreamProcessor) -> bytes:
-        parts = [processor.push_sse({"kind": "ready"})]
+    def feed(processor: StreamProcessor, sink: Callable[[bytes], object]) -> None:
+        sink(processor.push_sse({"kind": "ready"}))
         if by_tokens:
             push_tokens = processor.push_tokens
-            parts.extend(push_tokens([token]) for token in pieces)
+            for token in pieces:
+                sink(push_tokens([token]))
         else:
             push_text = processor.push_text
-            parts.extend(push_text(piece, 1) for piece in pieces)
-        parts.append(processor.push_finish("stop"))
-        parts.append(processor.finish_sse())
-        return b"".join(parts)
+            for piece in pieces:
+                sink(push_text(piece, 1))
+        sink(processor.push_finish("stop"))
+        sink(processor.finish_sse())
 
-    sse = feed(processor())
-    check = [digest(line.encode()) for line in normalized_chunks(sse)]
-    summary = digest(stream_summary(sse).encode())
-    setup_rss = status_kib("VmRSS")
-    seconds = timed_setup_runs(processor, feed, case["runs"])
-    return {"seconds": seconds, "check": check, "summary": summary, "setup_rss_kib": setup_rss}
+    stream_check = StreamCheck()
+    feed(processor(), stream_check.add)
+    base = after_check()
+    # Timed runs drop each piece's bytes (`len`), as a server writes them out.
+    seconds = timed_setup_runs(processor, lambda state: feed(state, len), case["runs"])
+    return {
+        "seconds": seconds,
+        "check": stream_check.chunks,
+        "summary": stream_check.summary(),
+        **base,
+    }
 
 
 if __name__ == "__main__":

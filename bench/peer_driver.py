@@ -17,6 +17,7 @@ import importlib
 import importlib.metadata
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,11 @@ sys.path.append(str(REPO_ROOT))
 
 from bench.measure import (  # noqa: E402
     Case,
+    StreamCheck,
+    after_check,
     digest,
     id_blocks,
-    normalized_chunks,
     serve,
-    status_kib,
-    stream_summary,
     timed_runs,
     timed_setup_runs,
 )
@@ -71,9 +71,9 @@ def request(case: Case) -> dict[str, Any]:
         for _ in range(repeat):
             work()
 
-    setup_rss = status_kib("VmRSS")
+    base = after_check()
     seconds = timed_runs(run_all, case["runs"])
-    return {"seconds": seconds, "check": check, "setup_rss_kib": setup_rss}
+    return {"seconds": seconds, "check": check, **base}
 
 
 def stream(case: Case) -> dict[str, Any]:
@@ -97,24 +97,30 @@ def stream(case: Case) -> dict[str, Any]:
         # Chat Completions messages carry no SSE event name.
         return b"".join(b"data: " + item.to_json().encode() + b"\n\n" for item in chunks)
 
-    def feed(processor: Any) -> bytes:
+    def feed(processor: Any, sink: Callable[[bytes], object]) -> None:
         push = processor.push
-        parts = [messages(push(chunk.ready()))]
+        sink(messages(push(chunk.ready())))
         if by_tokens:
-            parts.extend(messages(push(chunk.tokens([token]))) for token in pieces)
+            for token in pieces:
+                sink(messages(push(chunk.tokens([token]))))
         else:
-            parts.extend(messages(push(chunk.text(piece, 1))) for piece in pieces)
-        parts.append(messages(push(chunk.finish(peer.InferenceFinishReason.Stop))))
-        parts.append(messages(processor.finish()))
-        parts.append(b"data: " + done.encode() + b"\n\n")
-        return b"".join(parts)
+            for piece in pieces:
+                sink(messages(push(chunk.text(piece, 1))))
+        sink(messages(push(chunk.finish(peer.InferenceFinishReason.Stop))))
+        sink(messages(processor.finish()))
+        sink(b"data: " + done.encode() + b"\n\n")
 
-    sse = feed(processor())
-    check = [digest(line.encode()) for line in normalized_chunks(sse)]
-    summary = digest(stream_summary(sse).encode())
-    setup_rss = status_kib("VmRSS")
-    seconds = timed_setup_runs(processor, feed, case["runs"])
-    return {"seconds": seconds, "check": check, "summary": summary, "setup_rss_kib": setup_rss}
+    stream_check = StreamCheck()
+    feed(processor(), stream_check.add)
+    base = after_check()
+    # Timed runs drop each piece's bytes (`len`), as a server writes them out.
+    seconds = timed_setup_runs(processor, lambda state: feed(state, len), case["runs"])
+    return {
+        "seconds": seconds,
+        "check": stream_check.chunks,
+        "summary": stream_check.summary(),
+        **base,
+    }
 
 
 if __name__ == "__main__":

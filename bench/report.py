@@ -62,6 +62,7 @@ class Row:
             "seconds": self.seconds,
             "peak_rss_kib": result.get("peak_rss_kib"),
             "setup_rss_kib": result.get("setup_rss_kib"),
+            "peak_reset": result.get("peak_reset"),
             "check": self.status,
             "time_over_ours": self.ratio(),
             "error": self.outcome.error,

@@ -26,8 +26,8 @@ from bench.report import Row
 from bench.runner import Outcome, peer_problem, run, setup_peer
 
 RSS_NOTE = (
-    "peak RSS: VmHWM of the implementation's process (/proc/self/status, read by the process "
-    "after its runs): interpreter, library, workload and outputs included."
+    "peak RSS: VmHWM of the implementation's process (/proc/self/status), reset after its "
+    "untimed check run and read after its timed runs: interpreter, library and workload included."
 )
 PIN_NOTE = "Every process is pinned to its thread count of CPUs (1 unless the label says x2)."
 
@@ -113,7 +113,7 @@ def render(rows: list[Row], header: dict[str, Any], markdown: bool) -> str:
         f" {machine['os']}",
         f"date: {header['date']}; Python {machine['python']}",
         f"command: {header['command']}",
-        *[f"{name}: {library}" for name, library in header["libraries"].items()],
+        *[f"library ({name}): {library}" for name, library in header["libraries"].items()],
         f"peer: {header['peer']}",
         RSS_NOTE,
         PIN_NOTE,
