@@ -17,8 +17,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 def test_quick_run_reports_every_case_and_matches_hf(tmp_path: Path):
     raw, markdown = tmp_path / "bench.json", tmp_path / "bench.md"
     command = [sys.executable, "-m", "bench", "--quick", "--no-peer"]
-    # A subset, to stay fast: every family, HF, two threads, a series at 1x, 4x and 16x.
-    for case in ["a corpus", "b agent 1x", "b short", "c token ids"]:
+    # A subset, to stay fast: every family and stage, HF, two threads.
+    for case in ["a corpus", "b agent 1x", "c token ids 1x"]:
         command += ["--only", case]
     command += ["--json", str(raw), "--markdown", str(markdown)]
     done = subprocess.run(
@@ -36,8 +36,12 @@ def test_quick_run_reports_every_case_and_matches_hf(tmp_path: Path):
     assert two_threads and all(row["check"] == "same ids" for row in two_threads)
     assert not any(row["implementation"].startswith("peer") for row in rows)
 
-    series = {(row["series"], row["scale"]) for row in rows if row["series"]}
-    assert {scale for _, scale in series} == {1, 4, 16}
+    assert {row["implementation"] for row in rows if row["family"] == "request"} == {
+        "ours convert",
+        "ours render",
+        "ours encode",
+    }
     text = markdown.read_text(encoding="utf-8")
     assert "| case | implementation |" in text
+    assert "| series | implementation |" in text
     assert "python -m bench --quick --no-peer" in text
