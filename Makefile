@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 20
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python fuzz bench vectors selftest serve
+.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -46,10 +46,13 @@ fuzz: ## Short fuzz run of every cargo-fuzz target (FUZZ_SECONDS each)
 	cd recipe-rs/deepseek-recipe && for t in $$(cargo +nightly fuzz list); do \
 		cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 || exit 1; done
 
-bench: ## Benchmarks: criterion (Rust) and the Python side-by-side bench
+bench: ## Benchmarks: criterion (Rust), then the side-by-side suite into reports/ (docs/performance.md)
 	cargo bench -p deepseek-recipe
-	$(PY) bench/tokenizer_bench.py
-	$(PY) bench/request_bench.py
+	mkdir -p reports
+	$(PY) -m bench --markdown reports/bench.md --json reports/bench.json
+
+bench-peer: ## Create bench/.peer-venv with the published deepseek-recipe 0.2.0, the bench's peer
+	$(PY) -m bench --setup-peer
 
 selftest: ## The main job: boot the reference server (tiny model) and run the conformance suite on it
 	BIN=$(BIN) scripts/selftest.sh

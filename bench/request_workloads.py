@@ -1,25 +1,14 @@
-"""Request pipeline cost through the Python API: convert → render → encode.
+"""Request workloads (b): Chat Completions bodies for convert → render → encode.
 
-Two Chat Completions workloads, built exactly as the Rust bench builds them
-(`recipe-rs/deepseek-recipe/benches/support/workloads.rs`, same bytes): a short chat and a
-~100K-token agent conversation with 40 tools and 60 tool-call turns. Per workload and stage it
-reports min and median ms per request over `--runs` runs, requests/s at the median, and the
-prompt tokens. `ConvertedRequest.encode()` renders the prompt itself, so the `encode` stage is
-render + encode and the end-to-end stage is `convert(...).encode()`.
-Run from the repository root: `python -m bench.request_bench [--runs 30]`.
+A short chat and an agent conversation with 40 tools and `turns` tool-call turns (60 by default:
+about 100K prompt tokens). At the default size the bodies are byte for byte those of the Rust
+criterion bench (`recipe-rs/deepseek-recipe/benches/support/workloads.rs`); keep the two in step.
 """
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
-import statistics
-import time
-from collections.abc import Callable
 from typing import Any
-
-import deepseek_recipe as dr
 
 MODEL = "DeepSeek-V4-Pro"
 TOOL_COUNT = 40
@@ -36,6 +25,7 @@ def compact(value: Any) -> str:
 
 
 def body(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+    """A compact request body (thinking enabled) with `messages` and optional `tools`."""
     request: dict[str, Any] = {
         "messages": messages,
         "model": MODEL,
@@ -57,6 +47,7 @@ def short_chat() -> str:
 
 
 def tool_name(index: int) -> str:
+    """The name of tool `index`: a verb and a noun."""
     return f"{VERBS[index % 5]}_{NOUNS[index // 5]}"
 
 
@@ -103,6 +94,7 @@ def tool_result(turn: int) -> str:
 
 
 def result_row(turn: int, row: int) -> str:
+    """One row of the tool result of `turn`."""
     kind = turn % 4
     if kind == 0:
         return (
@@ -119,8 +111,8 @@ def result_row(turn: int, row: int) -> str:
     return f"✅ step {turn}.{row} passed 🎉, ⚠️ 2 warnings, ❌ 0 errors — naïve café 👍🏽\n"
 
 
-def agent_conversation() -> str:
-    """40 tools, 60 tool-call turns with reasoning, tool results and user follow-ups."""
+def agent_conversation(turns: int = TURN_COUNT) -> str:
+    """40 tools, `turns` tool-call turns with reasoning, tool results and user follow-ups."""
     messages: list[dict[str, Any]] = [
         {
             "content": "You are a coding agent. Use the tools to inspect and change the project.",
@@ -128,7 +120,7 @@ def agent_conversation() -> str:
         },
         {"content": "Audit the project and fix what is broken.", "role": "user"},
     ]
-    for turn in range(TURN_COUNT):
+    for turn in range(turns):
         name = tool_name(turn * 7 % TOOL_COUNT)
         mode = MODES[turn % 3]
         arguments = {
@@ -165,45 +157,3 @@ def agent_conversation() -> str:
                 }
             )
     return body(messages, [tool(index) for index in range(TOOL_COUNT)])
-
-
-def timings(step: Callable[[], object], runs: int) -> list[float]:
-    """Seconds per call of `step`, `runs` times after one warm-up call."""
-    step()
-    seconds = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        step()
-        seconds.append(time.perf_counter() - start)
-    return seconds
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=30, help="timed runs per stage")
-    args = parser.parse_args()
-    for name, request in [("short_chat", short_chat()), ("agent_100k", agent_conversation())]:
-        converted = dr.convert(request, protocol="chat_completions")
-        tokens = len(converted.encode())
-        digest = hashlib.sha256(request.encode()).hexdigest()[:12]
-        print(f"{name}: body {len(request.encode())} bytes (sha256 {digest}), {tokens} tokens")
-        stages: dict[str, Callable[[], object]] = {
-            "convert": lambda request=request: dr.convert(request, protocol="chat_completions"),
-            "render": converted.render,
-            "encode": converted.encode,
-            "convert_render_encode": lambda request=request: dr.convert(
-                request, protocol="chat_completions"
-            ).encode(),
-        }
-        for stage, step in stages.items():
-            seconds = timings(step, args.runs)
-            best, median = min(seconds), statistics.median(seconds)
-            print(
-                f"  {stage:22} min {best * 1e3:9.3f} ms  median {median * 1e3:9.3f} ms  "
-                f"{1 / median:9.1f} req/s"
-            )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""Child process running a case with this project's `deepseek_recipe` (the one built in the repo).
+
+`python -m bench.ours_driver CASE_FILE RESULT_FILE`, from the repository root.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import deepseek_recipe as dr
+from bench.measure import (
+    Case,
+    StreamCheck,
+    after_check,
+    digest,
+    id_blocks,
+    ids_digest,
+    serve,
+    timed_runs,
+    timed_setup_runs,
+)
+from deepseek_recipe.stream import StreamProcessor
+
+
+def tokenize(case: Case) -> dict[str, Any]:
+    """Raw encode (special-token spellings allowed, as HF `encode` does) of every document."""
+    documents: list[str] = json.loads(Path(case["input"]).read_text(encoding="utf-8"))
+    tokenizer = dr.Tokenizer.deepseek_v4()
+    if case["variant"] == "batch":
+        check = [ids_digest(ids) for ids in tokenizer.encode_batch(documents, True)]
+        base = after_check()
+        seconds = timed_runs(lambda: tokenizer.encode_batch(documents, True), case["runs"])
+    else:
+        check = [ids_digest(tokenizer.encode(document, True)) for document in documents]
+        base = after_check()
+
+        def encode_each() -> None:
+            for document in documents:
+                tokenizer.encode(document, True)
+
+        seconds = timed_runs(encode_each, case["runs"])
+    return {"seconds": seconds, "check": check, **base}
+
+
+def request(case: Case) -> dict[str, Any]:
+    """One stage of the request pipeline, `repeat` requests per timed run."""
+    body = Path(case["input"]).read_text(encoding="utf-8")
+    stage, repeat = case["variant"], case["repeat"]
+
+    def convert() -> dr.ConvertedRequest:
+        return dr.convert(body, protocol="chat_completions")
+
+    converted = convert()
+    if stage == "convert":
+        check: list[str] = []
+        work = convert
+    elif stage == "render":
+        check = [digest(converted.render().prompt.encode())]
+
+        def work() -> object:
+            return converted.render()
+    else:
+        check = id_blocks(convert().encode())
+
+        def work() -> object:
+            return convert().encode()
+
+    def run_all() -> None:
+        for _ in range(repeat):
+            work()
+
+    base = after_check()
+    seconds = timed_runs(run_all, case["runs"])
+    return {"seconds": seconds, "check": check, **base}
+
+
+def stream(case: Case) -> dict[str, Any]:
+    """The model output fed piece by piece; SSE bytes of a Chat Completions stream out."""
+    workload = json.loads(Path(case["input"]).read_text(encoding="utf-8"))
+    converted = dr.convert(workload["request"], protocol="chat_completions")
+    tokenizer = dr.Tokenizer.deepseek_v4()
+    pieces: list[Any] = workload["pieces"]
+    by_tokens = workload["kind"] == "tokens"
+
+    def processor() -> StreamProcessor:
+        return StreamProcessor(
+            converted, response_id="chatcmpl-bench", tokenizer=tokenizer, seed=1, created=0
+        )
+
+    def feed(processor: StreamProcessor, sink: Callable[[bytes], object]) -> None:
+        sink(processor.push_sse({"kind": "ready"}))
+        if by_tokens:
+            push_tokens = processor.push_tokens
+            for token in pieces:
+                sink(push_tokens([token]))
+        else:
+            push_text = processor.push_text
+            for piece in pieces:
+                sink(push_text(piece, 1))
+        sink(processor.push_finish("stop"))
+        sink(processor.finish_sse())
+
+    stream_check = StreamCheck()
+    feed(processor(), stream_check.add)
+    base = after_check()
+    # Timed runs drop each piece's bytes (`len`), as a server writes them out.
+    seconds = timed_setup_runs(processor, lambda state: feed(state, len), case["runs"])
+    return {
+        "seconds": seconds,
+        "check": stream_check.chunks,
+        "summary": stream_check.summary(),
+        **base,
+    }
+
+
+if __name__ == "__main__":
+    library = f"deepseek_recipe {dr.__version__} ({Path(dr.__file__).parent})"
+    raise SystemExit(serve({"tokenize": tokenize, "request": request, "stream": stream}, library))

@@ -1,0 +1,129 @@
+"""Child process running a request or stream case with the published deepseek-recipe 0.2.0.
+
+Run by the peer environment's interpreter as a script, from outside the repository, so that
+`deepseek_recipe` is the published wheel and never this project's package (same import name):
+`bench/.peer-venv/bin/python -I bench/peer_driver.py CASE_FILE RESULT_FILE`.
+
+The published API is used as its documentation (the wheel's description and `help()`) shows:
+`ChatCompletionRequest(body).convert(ConversionOptions())` gives a conversation request,
+`DeepseekV4Encoding().with_tokenizer(tokenizer)` renders and encodes its conversation, and a
+`StreamProcessor(generator, parsing_options, tokenizer)` takes `InferenceChunk`s and returns
+protocol chunks, which the host serialises (`to_json`) into SSE messages itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# Last on the path: `bench.measure` is found, while `deepseek_recipe` stays the installed wheel.
+sys.path.append(str(REPO_ROOT))
+
+from bench.measure import (  # noqa: E402
+    Case,
+    StreamCheck,
+    after_check,
+    digest,
+    id_blocks,
+    serve,
+    timed_runs,
+    timed_setup_runs,
+)
+
+peer: Any = importlib.import_module("deepseek_recipe")
+if Path(peer.__file__).resolve().is_relative_to(REPO_ROOT / "deepseek_recipe"):
+    raise SystemExit("peer driver imported this project's deepseek_recipe, not the published one")
+
+
+def request(case: Case) -> dict[str, Any]:
+    """One stage of the request pipeline, `repeat` requests per timed run."""
+    body = Path(case["input"]).read_text(encoding="utf-8")
+    stage, repeat = case["variant"], case["repeat"]
+    encoding = peer.DeepseekV4Encoding().with_tokenizer(
+        peer.Tokenizer.from_file(case["tokenizer_json"])
+    )
+
+    def convert() -> Any:
+        return peer.ChatCompletionRequest(body).convert(peer.ConversionOptions())
+
+    conversation = convert().conversation
+    if stage == "convert":
+        check: list[str] = []
+        work = convert
+    elif stage == "render":
+        check = [digest(encoding.render_conversation(conversation).prompt.encode())]
+
+        def work() -> object:
+            return encoding.render_conversation(conversation)
+    else:
+        check = id_blocks(list(encoding.encode(convert().conversation)))
+
+        def work() -> object:
+            return encoding.encode(convert().conversation)
+
+    def run_all() -> None:
+        for _ in range(repeat):
+            work()
+
+    base = after_check()
+    seconds = timed_runs(run_all, case["runs"])
+    return {"seconds": seconds, "check": check, **base}
+
+
+def stream(case: Case) -> dict[str, Any]:
+    """The model output fed piece by piece; SSE bytes of a Chat Completions stream out."""
+    workload = json.loads(Path(case["input"]).read_text(encoding="utf-8"))
+    tokenizer = peer.Tokenizer.from_file(case["tokenizer_json"])
+    pieces: list[Any] = workload["pieces"]
+    by_tokens = workload["kind"] == "tokens"
+    chunk = peer.InferenceChunk
+    done = peer.ChatCompletionResponse.sse_done_data()
+
+    def processor() -> Any:
+        request = peer.ChatCompletionRequest(workload["request"])
+        model = request.model
+        converted = request.convert(peer.ConversionOptions())
+        options = converted.parsing_options
+        generator = peer.ChatCompletionRequest.chunk_generator(converted, "chatcmpl-bench", model)
+        return peer.StreamProcessor(generator, options, tokenizer)
+
+    def messages(chunks: list[Any]) -> bytes:
+        # Chat Completions messages carry no SSE event name.
+        return b"".join(b"data: " + item.to_json().encode() + b"\n\n" for item in chunks)
+
+    def feed(processor: Any, sink: Callable[[bytes], object]) -> None:
+        push = processor.push
+        sink(messages(push(chunk.ready())))
+        if by_tokens:
+            for token in pieces:
+                sink(messages(push(chunk.tokens([token]))))
+        else:
+            for piece in pieces:
+                sink(messages(push(chunk.text(piece, 1))))
+        sink(messages(push(chunk.finish(peer.InferenceFinishReason.Stop))))
+        sink(messages(processor.finish()))
+        sink(b"data: " + done.encode() + b"\n\n")
+
+    stream_check = StreamCheck()
+    feed(processor(), stream_check.add)
+    base = after_check()
+    # Timed runs drop each piece's bytes (`len`), as a server writes them out.
+    seconds = timed_setup_runs(processor, lambda state: feed(state, len), case["runs"])
+    return {
+        "seconds": seconds,
+        "check": stream_check.chunks,
+        "summary": stream_check.summary(),
+        **base,
+    }
+
+
+if __name__ == "__main__":
+    version = importlib.metadata.version("deepseek-recipe")
+    library = f"deepseek_recipe {version}, published ({Path(peer.__file__).parent})"
+    raise SystemExit(serve({"request": request, "stream": stream}, library))

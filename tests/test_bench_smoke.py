@@ -1,0 +1,47 @@
+"""Smoke test of the benchmark harness: `python -m bench --quick` on ours and HF, no peer.
+
+No timing is asserted; the run must finish, report every case, and find our ids identical to
+HF `tokenizers` on every tokenizer workload.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_quick_run_reports_every_case_and_matches_hf(tmp_path: Path):
+    raw, markdown = tmp_path / "bench.json", tmp_path / "bench.md"
+    command = [sys.executable, "-m", "bench", "--quick", "--no-peer"]
+    # A subset, to stay fast: every family and stage, HF, two threads.
+    for case in ["a corpus", "b agent 1x", "c token ids 1x"]:
+        command += ["--only", case]
+    command += ["--json", str(raw), "--markdown", str(markdown)]
+    done = subprocess.run(
+        command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads(raw.read_text(encoding="utf-8"))["rows"]
+
+    assert all(row["error"] is None and row["seconds"] for row in rows)
+    assert {row["family"] for row in rows} == {"tokenize", "request", "stream"}
+    hf_rows = [row for row in rows if row["implementation"].startswith("hf")]
+    assert hf_rows, "HF tokenizers did not run"
+    assert all(row["check"] == "same ids" for row in hf_rows)
+    two_threads = [row for row in rows if row["threads"] == 2]
+    assert two_threads and all(row["check"] == "same ids" for row in two_threads)
+    assert not any(row["implementation"].startswith("peer") for row in rows)
+
+    assert {row["implementation"] for row in rows if row["family"] == "request"} == {
+        "ours convert",
+        "ours render",
+        "ours encode",
+    }
+    text = markdown.read_text(encoding="utf-8")
+    assert "| case | implementation |" in text
+    assert "| series | implementation |" in text
+    assert "python -m bench --quick --no-peer" in text
