@@ -1,6 +1,6 @@
 //! Deterministic Chat Completions request bodies for the request benchmarks.
 //!
-//! `bench/request_bench.py` builds the same bodies byte for byte (same recipe, keys sorted,
+//! `bench/request_workloads.py` builds the same bodies byte for byte (same recipe, keys sorted,
 //! compact JSON); keep the two in step.
 
 use serde_json::{json, Value};
