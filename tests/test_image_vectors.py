@@ -27,7 +27,6 @@ from deepseek_recipe import (
     ImageResolver,
     ImageSource,
     PreprocessOptions,
-    Tokenizer,
     convert,
     count_prompt_tokens,
     preprocess,
@@ -39,10 +38,14 @@ from deepseek_recipe.images import (
     image_tokens,
     request_image_sources,
 )
-from tests.image_generators import generate
+from tests.image_generators import generate, v41_test_tokenizer
 from tests.vectors import load_jsonl
 
 Record = dict[str, Any]
+
+# The prompt-count check resolves a request's images a second time; requests near the
+# 600-image limit (whose resolution is checked above) are left out of it to bound the run time.
+PROMPT_COUNT_MAX_SOURCES = 100
 
 
 @cache
@@ -202,7 +205,8 @@ def _check_request(record: Record) -> bool:
     actual = _outcome(lambda: resolver.resolve_request(converted, quota), quota)
     want = _expected_outcome(expected)
     assert actual == want
-    _check_prompt_count(record, body, options, resolver, want)
+    if len(sources) <= PROMPT_COUNT_MAX_SOURCES:
+        _check_prompt_count(record, body, options, resolver, want)
     return True
 
 
@@ -210,7 +214,7 @@ def _check_prompt_count(
     record: Record, body: str, options: ConversionOptions, resolver: ImageResolver, want: Record
 ) -> None:
     """`count_prompt_tokens` = encoded prompt tokens + the recorded image token adjustment."""
-    tokenizer = Tokenizer.deepseek_v4()
+    tokenizer = v41_test_tokenizer()
     converted = convert(body, protocol=record["protocol"], options=options)
 
     def count() -> int:
