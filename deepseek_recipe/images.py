@@ -138,9 +138,6 @@ class ImageSource:
             return cls.from_url(str(source["url"]), path=path)
         raise ValueError(f"unsupported Anthropic image source type {kind!r}")
 
-    def _native(self) -> tuple[str, str | bytes, str, str]:
-        return (self.kind, self.data, self.detail, self.path)
-
     def describe(self, limit: int = 48) -> str:
         """A short human-readable form: the URL, the data URL's media type, or the byte count."""
         if isinstance(self.data, bytes):
@@ -182,12 +179,12 @@ class PreprocessedImage:
         """What a prompt count adds for this image: `token_count - 1` (its placeholder is one)."""
         return self.token_count - 1
 
-    @classmethod
-    def _from_native(cls, raw: tuple[bytes, int, int, str, str, int]) -> PreprocessedImage:
-        data, width, height, fmt, source_format, tokens = raw
-        return cls(
-            data, width, height, cast(ImageFormat, fmt), cast(ImageFormat, source_format), tokens
-        )
+
+def _image_from_native(raw: tuple[bytes, int, int, str, str, int]) -> PreprocessedImage:
+    data, width, height, fmt, source_format, tokens = raw
+    return PreprocessedImage(
+        data, width, height, cast(ImageFormat, fmt), cast(ImageFormat, source_format), tokens
+    )
 
 
 def preprocess(
@@ -203,16 +200,16 @@ def preprocess(
         options.max_dimension_px,
         options.low_detail_max_dimension_px,
     )
-    return PreprocessedImage._from_native(raw)
+    return _image_from_native(raw)
 
 
 def image_tokens(width: int, height: int) -> int:
-    """Prompt tokens an image of `width`×`height` costs (the V4.1 token specification)."""
+    """Prompt tokens an image of `width` x `height` costs (the V4.1 token specification)."""
     return _native.image_token_count(width, height)
 
 
 def token_adjustment(sizes: Iterable[tuple[int, int]]) -> int:
-    """What a prompt count adds for images of these sizes: Σ(tokens − 1)."""
+    """What a prompt count adds for images of these sizes: Σ(tokens - 1)."""
     return sum(image_tokens(width, height) - 1 for width, height in sizes)
 
 
@@ -238,16 +235,17 @@ class FetchPolicy:
     destination_filter: DestinationFilter | None = None
     """An extra check every `(host, address)` must pass; exceptions reject the address."""
 
-    def _native(self) -> _native.ImageFetcher:
-        return _native.ImageFetcher(
-            self.max_bytes,
-            self.max_redirects,
-            self.connect_timeout_s,
-            self.total_timeout_s,
-            self.allow_special_addresses,
-            list(self.allowed_ranges),
-            self.destination_filter,
-        )
+
+def _native_fetcher(policy: FetchPolicy) -> _native.ImageFetcher:
+    return _native.ImageFetcher(
+        policy.max_bytes,
+        policy.max_redirects,
+        policy.connect_timeout_s,
+        policy.total_timeout_s,
+        policy.allow_special_addresses,
+        list(policy.allowed_ranges),
+        policy.destination_filter,
+    )
 
 
 class ImageFetcher:
@@ -255,7 +253,7 @@ class ImageFetcher:
 
     def __init__(self, policy: FetchPolicy | None = None) -> None:
         self.policy = policy or FetchPolicy()
-        self._fetcher = self.policy._native()
+        self._fetcher = _native_fetcher(self.policy)
 
     def fetch(self, url: str) -> bytes:
         """The body of `url`; `ImageError` (`Fetch`, `FetchStatus`, `DestinationRejected`,
@@ -277,7 +275,8 @@ class ResolverLimits:
     low_detail_max_dimension_px: int = 512
     max_url_bytes: int = 8192
 
-    def _native(self) -> tuple[int, int, int, int, int, int, int, int]:
+    def as_tuple(self) -> tuple[int, int, int, int, int, int, int, int]:
+        """The limits in field order (the native resolver's form)."""
         return (
             self.max_images,
             self.max_image_bytes,
@@ -332,7 +331,7 @@ class ResolvedImages:
 
     images: list[PreprocessedImage]
     token_adjustment: int
-    """What a prompt token count adds for these images: Σ(tokens − 1)."""
+    """What a prompt token count adds for these images: Σ(tokens - 1)."""
 
 
 class ImageResolver:
@@ -354,8 +353,8 @@ class ImageResolver:
         self.limits = limits or ResolverLimits()
         self.retry = retry or RetryPolicy()
         self._resolver = _native.ImageResolver(
-            None if self.fetch_policy is None else self.fetch_policy._native(),
-            self.limits._native(),
+            None if self.fetch_policy is None else _native_fetcher(self.fetch_policy),
+            self.limits.as_tuple(),
             self.retry.attempts,
             self.retry.initial_backoff_s,
         )
@@ -368,9 +367,9 @@ class ImageResolver:
         and their encoded bytes (a fresh quota when `None`)."""
         quota = quota or ImageQuota()
         raw, adjustment = self._resolver.resolve(
-            [source._native() for source in sources], quota.native
+            [(s.kind, s.data, s.detail, s.path) for s in sources], quota.native
         )
-        return ResolvedImages([PreprocessedImage._from_native(image) for image in raw], adjustment)
+        return ResolvedImages([_image_from_native(image) for image in raw], adjustment)
 
     def resolve_request(
         self, request: ConvertedRequest, quota: ImageQuota | None = None

@@ -20,7 +20,15 @@ Pattern = Callable[[int, int, int], int]
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
-ADAM7 = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
+ADAM7 = [
+    (0, 0, 8, 8),
+    (4, 0, 8, 8),
+    (0, 4, 4, 8),
+    (2, 0, 4, 4),
+    (0, 2, 2, 4),
+    (1, 0, 2, 2),
+    (0, 1, 1, 2),
+]
 # ITU-T T.81 Table K.3: luminance DC code lengths (counts per length 1..16) and symbols.
 DC_COUNTS = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
 DC_SYMBOLS = list(range(12))
@@ -28,6 +36,12 @@ DC_SYMBOLS = list(range(12))
 
 @cache
 def v41_test_tokenizer() -> Tokenizer:
+    """The tokenizer of `v41_test_tokenizer_json()`."""
+    return Tokenizer.from_str(v41_test_tokenizer_json())
+
+
+@cache
+def v41_test_tokenizer_json() -> str:
     """The bundled V4 tokenizer plus the V4.1 special tokens it lacks (`<｜System｜>`): enough to
     count V4.1 prompt tokens in tests (no V4.1 tokenizer ships with the vectors)."""
     data = json.loads(Tokenizer.deepseek_v4_json())
@@ -47,7 +61,7 @@ def v41_test_tokenizer() -> Tokenizer:
                 }
             )
             next_id += 1
-    return Tokenizer.from_str(json.dumps(data, ensure_ascii=False))
+    return json.dumps(data, ensure_ascii=False)
 
 
 def generate(generator: Generator, embedded: Mapping[str, bytes]) -> bytes:
@@ -160,7 +174,7 @@ def _png_rows(
     channels: int,
     bit_depth: int,
 ) -> list[bytes]:
-    """Filtered scanlines (filter type 0) of the pixels at `xs` × `ys`; equal rows are packed
+    """Filtered scanlines (filter type 0) of the pixels at `xs` x `ys`; equal rows are packed
     once."""
     rows: list[bytes] = []
     cache: dict[object, bytes] = {}
@@ -206,9 +220,7 @@ def _png(g: Generator) -> bytes:
             if len(xs) and len(ys):
                 rows += _png_rows(pattern, row_key, xs, ys, channels, bit_depth)
     else:
-        rows = _png_rows(
-            pattern, row_key, range(width), range(height), channels, bit_depth
-        )
+        rows = _png_rows(pattern, row_key, range(width), range(height), channels, bit_depth)
     out += _chunk(b"IDAT", _stored_zlib(b"".join(rows)))
     out += _chunk(b"IEND", b"")
     return bytes(out)
@@ -344,7 +356,7 @@ def _gif(g: Generator) -> bytes:
 
 
 def _lzw_constant_width(indices: list[int], min_code: int) -> bytes:
-    """CLEAR, the indices (a CLEAR before every further group of 2^min − 2), EOI; codes of
+    """CLEAR, the indices (a CLEAR before every further group of 2^min - 2), EOI; codes of
     `min_code + 1` bits, LSB-first."""
     clear, end, width = 1 << min_code, (1 << min_code) + 1, min_code + 1
     group = (1 << min_code) - 2

@@ -154,11 +154,13 @@ def _check_resolve(record: Record) -> None:
     resolver = _resolver(record["fetcher"])
     quota = ImageQuota()
     assert len(record["calls"]) == len(record["expect"]["calls"])
-    for index, (call, expect) in enumerate(zip(record["calls"], record["expect"]["calls"])):
+    for index, (call, expect) in enumerate(
+        zip(record["calls"], record["expect"]["calls"], strict=True)
+    ):
         sources: list[ImageSource] = []
         for raw in call["sources"]:
             sources += [_source(raw)] * raw.get("repeat", 1)
-        actual = _outcome(lambda: resolver.resolve(sources, quota), quota)
+        actual = _outcome(lambda sources=sources: resolver.resolve(sources, quota), quota)
         assert actual == _expected_outcome(expect), f"call {index}"
 
 

@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -24,12 +25,12 @@ from deepseek_recipe import (
     PreprocessOptions,
     RecipeError,
     ResolverLimits,
+    _native,
     convert,
     count_prompt_tokens,
     image_tokens,
     preprocess,
 )
-from deepseek_recipe import _native
 from deepseek_recipe.images import (
     ImageFetcher,
     RetryPolicy,
@@ -79,7 +80,12 @@ LOOPBACK = FetchPolicy(allow_special_addresses=True, connect_timeout_s=2, total_
 
 def test_preprocess_reports_size_tokens_and_webp_bytes() -> None:
     image = preprocess(PNG_40x50)
-    assert (image.width, image.height, image.format, image.source_format) == (490, 616, "webp", "png")
+    assert (image.width, image.height, image.format, image.source_format) == (
+        490,
+        616,
+        "webp",
+        "png",
+    )
     assert image.token_count == 197 == image_tokens(40, 50)
     assert image.token_adjustment == 196
     assert image.data[:4] == b"RIFF" and image.data[8:16] == b"WEBPVP8 "
@@ -190,7 +196,7 @@ def test_quota_is_shared_across_calls_and_unchanged_on_error() -> None:
 
 
 def test_default_limits_match_the_core() -> None:
-    assert ResolverLimits()._native() == _native.ImageResolver().limits()
+    assert ResolverLimits().as_tuple() == _native.ImageResolver().limits()
 
 
 def test_offline_resolver_refuses_urls_and_checks_them_first() -> None:
@@ -207,9 +213,9 @@ def test_offline_resolver_refuses_urls_and_checks_them_first() -> None:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    hits: dict[str, int] = {}
+    hits: ClassVar[dict[str, int]] = {}
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         _Handler.hits[self.path] = _Handler.hits.get(self.path, 0) + 1
         if self.path == "/image.png":
             self._reply(200, PNG_40x50)
@@ -228,7 +234,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 
