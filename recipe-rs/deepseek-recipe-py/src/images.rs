@@ -319,7 +319,12 @@ fn request_image_sources(
                     ImageSourceKind::DataUrl => "data_url",
                     ImageSourceKind::Url => "url",
                 };
-                (kind, source.location, detail_name(source.detail), source.path)
+                (
+                    kind,
+                    source.location,
+                    detail_name(source.detail),
+                    source.path,
+                )
             })
             .collect()
     })
