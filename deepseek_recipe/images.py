@@ -64,13 +64,6 @@ DestinationFilter = Callable[[str, str], bool]
 """A check of `(URL host, resolved IP address)`; anything but `True` rejects the address."""
 
 _DETAILS: tuple[str, ...] = get_args(ImageDetail)
-_MEDIA_TYPES = {
-    "image/jpeg": "image/jpeg",
-    "image/jpg": "image/jpeg",
-    "image/png": "image/png",
-    "image/gif": "image/gif",
-    "image/webp": "image/webp",
-}
 
 
 def _check_detail(detail: str) -> None:
@@ -125,7 +118,7 @@ class ImageSource:
     ) -> ImageSource:
         """Base64 data with its media type, as an Anthropic `{"type": "base64"}` source sends
         it: kept as the data URL the official converter builds (`image/jpg` → `image/jpeg`)."""
-        mime = _MEDIA_TYPES.get(media_type, media_type)
+        mime = "image/jpeg" if media_type == "image/jpg" else media_type
         return cls("data_url", f"data:{mime};base64,{data}", detail, path)
 
     @classmethod
