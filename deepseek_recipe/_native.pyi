@@ -1,5 +1,7 @@
 """Type stubs for the native extension module."""
 
+from collections.abc import Callable
+
 __version__: str
 
 class Tokenizer:
@@ -75,3 +77,39 @@ class StreamProcessor:
     @property
     def done_data(self) -> str | None: ...
     def response_json(self) -> str: ...
+
+class ImageFetcher:
+    def __init__(
+        self,
+        max_bytes: int,
+        max_redirects: int,
+        connect_timeout_s: float,
+        total_timeout_s: float,
+        allow_special_addresses: bool = False,
+        allowed_ranges: list[str] = ...,
+        destination_filter: Callable[[str, str], bool] | None = None,
+    ) -> None: ...
+    def fetch(self, url: str) -> bytes: ...
+
+class ImageQuota:
+    def __init__(self) -> None: ...
+    def usage(self) -> tuple[int, int]: ...
+
+class ImageResolver:
+    def __init__(
+        self,
+        fetcher: ImageFetcher | None = None,
+        limits: tuple[int, int, int, int, int, int, int, int] | None = None,
+        retry_attempts: int = 4,
+        retry_initial_backoff_s: float = 0.25,
+    ) -> None: ...
+    def limits(self) -> tuple[int, int, int, int, int, int, int, int]: ...
+    def resolve(
+        self, sources: list[tuple[str, str | bytes, str, str]], quota: ImageQuota
+    ) -> tuple[list[tuple[bytes, int, int, str, str, int]], int]: ...
+
+def preprocess(
+    data: bytes, detail_name: str, max_dimension_px: int, low_detail_max_dimension_px: int
+) -> tuple[bytes, int, int, str, str, int]: ...
+def image_token_count(width: int, height: int) -> int: ...
+def request_image_sources(converted: ConvertedRequest) -> list[tuple[str, str, str, str]]: ...

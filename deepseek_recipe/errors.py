@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-__all__ = ["ConversionError", "EncodeError", "RecipeError", "RequestParseError", "TokenizerError"]
+__all__ = [
+    "ConversionError",
+    "EncodeError",
+    "ImageError",
+    "RecipeError",
+    "RequestParseError",
+    "TokenizerError",
+]
 
 
 class RecipeError(ValueError):
@@ -38,3 +45,21 @@ class ConversionError(RecipeError):
 
 class EncodeError(RecipeError):
     """A rendered prompt could not be encoded (a special-token spelling is not in the tokenizer)."""
+
+
+class ImageError(RecipeError):
+    """An image could not be fetched, decoded or resolved (V4.1 image input).
+
+    `kind` names the reason as the reference does (`TooManyImages`, `ImageTooLarge`,
+    `UnsupportedMediaType`, `Decode`, `Fetch`, `DestinationRejected`, ...) and `retryable` says
+    whether retrying the same operation may succeed. The official API's HTTP status for these
+    errors is not known, so none is attached.
+    """
+
+    def __init__(self, message: str, kind: str, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retryable = retryable
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.kind, self.retryable))

@@ -9,6 +9,7 @@ from typing import Any, Literal, cast
 
 from deepseek_recipe import _native
 from deepseek_recipe.errors import RequestParseError
+from deepseek_recipe.images import ImageResolver, request_token_adjustment
 from deepseek_recipe.models.chat_completions import ChatCompletionRequest
 from deepseek_recipe.models.messages import MessagesRequest
 from deepseek_recipe.models.responses import ResponsesRequest
@@ -193,9 +194,18 @@ def count_prompt_tokens(
     protocol: Protocol | None = None,
     options: ConversionOptions | None = None,
     tokenizer: Tokenizer | None = None,
+    image_resolver: ImageResolver | None = None,
 ) -> int:
-    """The number of prompt tokens the official API bills for a request (images excluded)."""
-    return len(encode(request, protocol=protocol, options=options, tokenizer=tokenizer))
+    """The number of prompt tokens the official API bills for a request.
+
+    V4.1 images count as the official API counts them: each `<｜image｜>` placeholder is one
+    encoded token and its image adds `token_count - 1` more. The images are resolved (decoded,
+    fetched, preprocessed) with `image_resolver`, by default `ImageResolver()`, which fetches
+    public http(s) URLs only; resolution errors raise `ImageError`.
+    """
+    converted = convert(request, protocol=protocol, options=options)
+    text_tokens = len(converted.encode(tokenizer))
+    return text_tokens + request_token_adjustment(converted, image_resolver)
 
 
 def responses_echo(request: RequestLike) -> dict[str, Any]:

@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deepseek_recipe.requests import ConversionOptions, Protocol, convert
+from deepseek_recipe.images import (
+    FetchPolicy,
+    ImageResolver,
+    ImageSource,
+    ResolvedImages,
+    request_image_sources,
+)
+from deepseek_recipe.requests import ConversionOptions, ConvertedRequest, Protocol, convert
 from deepseek_recipe.tokenizer import Tokenizer
 
 PROTOCOLS: tuple[Protocol, ...] = ("chat_completions", "responses", "messages")
@@ -22,7 +29,11 @@ def register(subparsers: Any) -> None:
         description=(
             "Convert a Chat Completions, Responses or Messages request (JSON) and print the "
             "rendered prompt with special tokens marked, or its token ids with --ids. Invalid "
-            "requests print the official error status and body and exit with status 2."
+            "requests print the official error status and body and exit with status 2. "
+            "V4.1 requests with images also list every image placeholder: its source, request "
+            "path, detail, preprocessed size and token count, then the image tokens and the "
+            "prompt token count including them (images are decoded or fetched for this; an "
+            "image the official API would refuse prints its error and exits with status 2)."
         ),
     )
     parser.add_argument(
@@ -55,6 +66,18 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="mark special tokens with ⟦…⟧ instead of reverse video (default when not a terminal)",
     )
+    parser.add_argument(
+        "--no-images",
+        action="store_true",
+        help="do not resolve images: print the prompt only",
+    )
+    parser.add_argument(
+        "--image-fetch",
+        choices=("public", "any", "none"),
+        default="public",
+        help="which image URLs may be fetched: public addresses only (default), any address "
+        "including loopback and private networks, or none (URL images then fail)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -78,7 +101,64 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(rendered.marked("⟦", "⟧") + "\n")
     else:
         sys.stdout.write(rendered.marked() + "\n")
+    if args.no_images or rendered.image_count == 0:
+        return 0
+    return _write_images(converted, args)
+
+
+def _write_images(converted: ConvertedRequest, args: argparse.Namespace) -> int:
+    """Lists the prompt's images with their token counts, then the prompt token count."""
+    from deepseek_recipe.errors import EncodeError, ImageError
+
+    sources = request_image_sources(converted)
+    sys.stdout.write(f"images: {len(sources)}\n")
+    try:
+        resolved = _resolver(args.image_fetch).resolve(sources)
+    except ImageError as error:
+        for index, source in enumerate(sources, start=1):
+            sys.stdout.write(_source_line(index, source) + "\n")
+        sys.stdout.write(f"image error ({error.kind}): {error}\n")
+        return 2
+    for index, (source, image) in enumerate(zip(sources, resolved.images, strict=True), start=1):
+        sys.stdout.write(
+            f"{_source_line(index, source)} -> {image.width}x{image.height} {image.format} "
+            f"(from {image.source_format}), {image.token_count} tokens\n"
+        )
+    sys.stdout.write(_totals(resolved) + "\n")
+    tokenizer = None if args.tokenizer is None else Tokenizer.from_file(args.tokenizer)
+    if tokenizer is None and converted.model_version != "DeepseekV4Pro":
+        sys.stdout.write("prompt tokens: pass --tokenizer to count the text of a V4.1 prompt\n")
+        return 0
+    try:
+        text_tokens = len(converted.encode(tokenizer))
+    except EncodeError as error:
+        sys.stdout.write(f"prompt tokens: {error}\n")
+        return 0
+    total = text_tokens + resolved.token_adjustment
+    sys.stdout.write(
+        f"prompt tokens: {total} ({text_tokens} encoded, placeholders included, "
+        f"+ {resolved.token_adjustment} for images)\n"
+    )
     return 0
+
+
+def _resolver(fetch: str) -> ImageResolver:
+    if fetch == "none":
+        return ImageResolver(offline=True)
+    return ImageResolver(fetch=FetchPolicy(allow_special_addresses=fetch == "any"))
+
+
+def _source_line(index: int, source: ImageSource) -> str:
+    path = source.path or "-"
+    return f"  [{index}] {path}  {source.describe()}  detail={source.detail}"
+
+
+def _totals(resolved: ResolvedImages) -> str:
+    tokens = sum(image.token_count for image in resolved.images)
+    return (
+        f"image tokens: {tokens}; a prompt count adds {resolved.token_adjustment} "
+        "(each placeholder already counts as one token)"
+    )
 
 
 def _read_body(path: Path | None) -> str:

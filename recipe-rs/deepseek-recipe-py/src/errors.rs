@@ -15,13 +15,15 @@ fn class_name(err: &Error) -> &'static str {
         Error::Api(_) => "ConversionError",
         Error::Tokenizer(_) => "TokenizerError",
         Error::Encode(_) => "EncodeError",
+        Error::Image(_) => "ImageError",
         _ => "RecipeError",
     }
 }
 
 /// Converts a core error into the matching `deepseek_recipe.errors` exception (a plain
 /// `ValueError` if that module cannot be imported). API errors also carry their HTTP status and
-/// their JSON body text: `ConversionError(message, status_code, body_json)`.
+/// their JSON body text: `ConversionError(message, status_code, body_json)`; image errors their
+/// kind and retryability: `ImageError(message, kind, retryable)`.
 pub(crate) fn to_py_err(err: Error) -> PyErr {
     let message = err.to_string();
     Python::attach(|py| {
@@ -33,6 +35,10 @@ pub(crate) fn to_py_err(err: Error) -> PyErr {
             (Ok(class), Error::Api(api)) => {
                 PyErr::from_type(class, (message, api.status_code, api.body_json()))
             }
+            (Ok(class), Error::Image(image)) => PyErr::from_type(
+                class,
+                (message, image.kind().as_str(), image.is_retryable()),
+            ),
             (Ok(class), _) => PyErr::from_type(class, message),
             (Err(_), _) => PyValueError::new_err(message),
         }

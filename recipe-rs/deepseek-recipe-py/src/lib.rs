@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod images;
 mod requests;
 mod stream;
 mod tokenizer;
@@ -14,5 +15,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tokenizer::register(m)?;
     requests::register(m)?;
     stream::register(m)?;
+    images::register(m)?;
     Ok(())
 }

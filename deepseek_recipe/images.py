@@ -1,0 +1,393 @@
+"""V4.1 image input: sources, preprocessing, token counts, safe fetching and resolution.
+
+The flow (all work is done by the Rust core, without the GIL):
+
+* an `ImageSource` says where an image comes from (a data URL, an http(s) URL, or the encoded
+  bytes, e.g. Anthropic's base64 `source`) with its `detail` and request `path`;
+* `ImageResolver.resolve()` applies the request limits (images, bytes, sides), decodes data URLs
+  or fetches URLs (an `ImageFetcher` whose `FetchPolicy` refuses loopback, private, link-local and
+  metadata addresses unless told otherwise), and preprocesses every image; an `ImageQuota` carries
+  the images and bytes a request has used across calls;
+* `preprocess()` turns one encoded image into the WebP the model sees; its `token_count` is what
+  the image costs, and a prompt count adds `token_count - 1` per image (the placeholder already
+  counts as one token): `token_adjustment()`.
+
+Every failure raises `ImageError` with the reference's `kind` and `retryable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+
+from deepseek_recipe import _native
+
+if TYPE_CHECKING:
+    from deepseek_recipe.requests import ConvertedRequest
+
+__all__ = [
+    "DestinationFilter",
+    "FetchPolicy",
+    "ImageDetail",
+    "ImageFetcher",
+    "ImageFormat",
+    "ImageQuota",
+    "ImageResolver",
+    "ImageSource",
+    "ImageSourceKind",
+    "PreprocessOptions",
+    "PreprocessedImage",
+    "QuotaUsage",
+    "ResolvedImages",
+    "ResolverLimits",
+    "RetryPolicy",
+    "image_tokens",
+    "preprocess",
+    "request_image_sources",
+    "request_token_adjustment",
+    "token_adjustment",
+]
+
+MIB = 1 << 20
+
+ImageDetail = Literal["low", "high", "original", "auto"]
+"""Requested detail; only `low` changes preprocessing (`original` and `auto` act as `high`)."""
+
+ImageSourceKind = Literal["data_url", "url", "bytes"]
+"""Where a source's bytes come from."""
+
+ImageFormat = Literal["png", "jpeg", "gif", "webp"]
+"""An encoded format the pipeline accepts (sniffed from magic bytes) or produces (WebP)."""
+
+DestinationFilter = Callable[[str, str], bool]
+"""A check of `(URL host, resolved IP address)`; anything but `True` rejects the address."""
+
+_DETAILS: tuple[str, ...] = get_args(ImageDetail)
+
+
+def _check_detail(detail: str) -> None:
+    if detail not in _DETAILS:
+        raise ValueError(
+            f'invalid detail "{detail}"; expected "low", "high", "original", or "auto"'
+        )
+
+
+@dataclass(frozen=True)
+class ImageSource:
+    """One image to resolve: a data URL, an http(s) URL, or the encoded bytes.
+
+    `path` is the JSON path of the request part (it prefixes error messages, e.g.
+    `.messages[0].image[0]: ...`); sources built by hand usually leave it empty.
+    """
+
+    kind: ImageSourceKind
+    data: str | bytes = field(repr=False)
+    detail: ImageDetail = "high"
+    path: str = ""
+
+    def __post_init__(self) -> None:
+        _check_detail(self.detail)
+        wants_bytes = self.kind == "bytes"
+        if self.kind not in get_args(ImageSourceKind):
+            raise ValueError(f'unknown image source kind "{self.kind}"')
+        if wants_bytes != isinstance(self.data, bytes):
+            expected = "bytes" if wants_bytes else "str"
+            raise TypeError(f"a {self.kind} image source needs {expected} data")
+
+    @classmethod
+    def from_data_url(cls, url: str, detail: ImageDetail = "high", path: str = "") -> ImageSource:
+        """A `data:<media type>[;base64],<data>` URL."""
+        return cls("data_url", url, detail, path)
+
+    @classmethod
+    def from_url(cls, url: str, detail: ImageDetail = "high", path: str = "") -> ImageSource:
+        """An http(s) URL, fetched by the resolver's `ImageFetcher`."""
+        return cls("url", url, detail, path)
+
+    @classmethod
+    def from_bytes(
+        cls, data: bytes | bytearray | memoryview, detail: ImageDetail = "high", path: str = ""
+    ) -> ImageSource:
+        """The encoded image bytes (PNG, JPEG, GIF or WebP; the magic bytes decide)."""
+        return cls("bytes", bytes(data), detail, path)
+
+    @classmethod
+    def from_base64(
+        cls, data: str, media_type: str, detail: ImageDetail = "high", path: str = ""
+    ) -> ImageSource:
+        """Base64 data with its media type, as an Anthropic `{"type": "base64"}` source sends
+        it: kept as the data URL the official converter builds (`image/jpg` → `image/jpeg`)."""
+        mime = "image/jpeg" if media_type == "image/jpg" else media_type
+        return cls("data_url", f"data:{mime};base64,{data}", detail, path)
+
+    @classmethod
+    def from_anthropic(cls, source: Mapping[str, Any], path: str = "") -> ImageSource:
+        """An Anthropic image block's `source` (`base64` or `url`); detail is always `high`."""
+        kind = source.get("type")
+        if kind == "base64":
+            return cls.from_base64(str(source["data"]), str(source["media_type"]), path=path)
+        if kind == "url":
+            return cls.from_url(str(source["url"]), path=path)
+        raise ValueError(f"unsupported Anthropic image source type {kind!r}")
+
+    def describe(self, limit: int = 48) -> str:
+        """A short human-readable form: the URL, the data URL's media type, or the byte count."""
+        if isinstance(self.data, bytes):
+            return f"bytes ({len(self.data)} B)"
+        if self.kind == "data_url":
+            header = self.data.split(",", 1)[0][:limit]
+            return f"data URL {header} ({len(self.data)} chars)"
+        return self.data if len(self.data) <= limit else self.data[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class PreprocessOptions:
+    """How `preprocess()` treats one image (the resolver derives these from its limits)."""
+
+    detail: ImageDetail = "high"
+    max_dimension_px: int = 8192
+    """Largest accepted source width or height; 0 rejects every image."""
+    low_detail_max_dimension_px: int = 512
+    """Long-side limit for `low` detail."""
+
+    def __post_init__(self) -> None:
+        _check_detail(self.detail)
+
+
+@dataclass(frozen=True)
+class PreprocessedImage:
+    """A preprocessed image: the lossy WebP the model receives, its size and token cost."""
+
+    data: bytes = field(repr=False)
+    width: int
+    height: int
+    format: ImageFormat
+    source_format: ImageFormat
+    token_count: int
+    """Prompt tokens this image costs."""
+
+    @property
+    def token_adjustment(self) -> int:
+        """What a prompt count adds for this image: `token_count - 1` (its placeholder is one)."""
+        return self.token_count - 1
+
+
+def _image_from_native(raw: tuple[bytes, int, int, str, str, int]) -> PreprocessedImage:
+    data, width, height, fmt, source_format, tokens = raw
+    return PreprocessedImage(
+        data, width, height, cast(ImageFormat, fmt), cast(ImageFormat, source_format), tokens
+    )
+
+
+def preprocess(
+    data: bytes | bytearray | memoryview, options: PreprocessOptions | None = None
+) -> PreprocessedImage:
+    """Preprocesses one encoded image: format sniffing, header and size limits, decoding (first
+    frame, alpha blended onto #FDFDFD), `low` detail shrink, fitting to the token budget with
+    gray padding, WebP encoding. Raises `ImageError` (located at `image[0]`)."""
+    options = options or PreprocessOptions()
+    raw = _native.preprocess(
+        bytes(data),
+        options.detail,
+        options.max_dimension_px,
+        options.low_detail_max_dimension_px,
+    )
+    return _image_from_native(raw)
+
+
+def image_tokens(width: int, height: int) -> int:
+    """Prompt tokens an image of `width` x `height` costs (the V4.1 token specification)."""
+    return _native.image_token_count(width, height)
+
+
+def token_adjustment(sizes: Iterable[tuple[int, int]]) -> int:
+    """What a prompt count adds for images of these sizes: Σ(tokens - 1)."""
+    return sum(image_tokens(width, height) - 1 for width, height in sizes)
+
+
+@dataclass(frozen=True)
+class FetchPolicy:
+    """How image URLs are fetched, and which destinations are allowed (SSRF protection).
+
+    By default only public addresses are allowed: loopback, private, link-local (cloud
+    metadata), CGNAT, multicast, reserved and IPv6 forms embedding them are refused, for every
+    address a host resolves to and again after every redirect.
+    """
+
+    max_bytes: int = 32 * MIB
+    """Largest body accepted (exactly `max_bytes` passes)."""
+    max_redirects: int = 5
+    connect_timeout_s: float = 10.0
+    total_timeout_s: float = 30.0
+    """For the whole fetch: every hop and the body."""
+    allow_special_addresses: bool = False
+    """Allow loopback, private and every other special address (e.g. for local tests)."""
+    allowed_ranges: tuple[str, ...] = ()
+    """CIDR ranges allowed even when special, e.g. `("127.0.0.0/8", "10.1.0.0/16")`."""
+    destination_filter: DestinationFilter | None = None
+    """An extra check every `(host, address)` must pass; exceptions reject the address."""
+
+
+def _native_fetcher(policy: FetchPolicy) -> _native.ImageFetcher:
+    return _native.ImageFetcher(
+        policy.max_bytes,
+        policy.max_redirects,
+        policy.connect_timeout_s,
+        policy.total_timeout_s,
+        policy.allow_special_addresses,
+        list(policy.allowed_ranges),
+        policy.destination_filter,
+    )
+
+
+class ImageFetcher:
+    """An HTTP(S) image fetcher (one attempt per call; the resolver retries)."""
+
+    def __init__(self, policy: FetchPolicy | None = None) -> None:
+        self.policy = policy or FetchPolicy()
+        self._fetcher = _native_fetcher(self.policy)
+
+    def fetch(self, url: str) -> bytes:
+        """The body of `url`; `ImageError` (`Fetch`, `FetchStatus`, `DestinationRejected`,
+        `ImageTooLarge`) located at `image[0]`."""
+        return self._fetcher.fetch(url)
+
+
+@dataclass(frozen=True)
+class ResolverLimits:
+    """The resolver's request limits (the defaults are the official API's)."""
+
+    max_images: int = 600
+    max_image_bytes: int = 32 * MIB
+    max_total_bytes: int = 64 * MIB
+    max_dimension_px: int = 8192
+    many_images_max_dimension_px: int = 4096
+    """Largest source side once the request holds `many_images` images or more."""
+    many_images: int = 15
+    low_detail_max_dimension_px: int = 512
+    max_url_bytes: int = 8192
+
+    def as_tuple(self) -> tuple[int, int, int, int, int, int, int, int]:
+        """The limits in field order (the native resolver's form)."""
+        return (
+            self.max_images,
+            self.max_image_bytes,
+            self.max_total_bytes,
+            self.max_dimension_px,
+            self.many_images_max_dimension_px,
+            self.many_images,
+            self.low_detail_max_dimension_px,
+            self.max_url_bytes,
+        )
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of retryable fetch failures: `attempts` in total, pauses doubling from
+    `initial_backoff_s`."""
+
+    attempts: int = 4
+    initial_backoff_s: float = 0.25
+
+
+@dataclass(frozen=True)
+class QuotaUsage:
+    """What a request has used so far."""
+
+    image_count: int
+    byte_size: int
+    """Encoded input bytes (not the WebP output)."""
+
+
+class ImageQuota:
+    """The images and bytes one request has used, shared by all its resolve calls (also across
+    threads). A failed call leaves it unchanged."""
+
+    def __init__(self) -> None:
+        self._quota = _native.ImageQuota()
+
+    @property
+    def usage(self) -> QuotaUsage:
+        """The usage so far."""
+        return QuotaUsage(*self._quota.usage())
+
+    @property
+    def native(self) -> _native.ImageQuota:
+        """The native handle, for other wrappers of this package."""
+        return self._quota
+
+
+@dataclass(frozen=True)
+class ResolvedImages:
+    """The outcome of a successful resolve call."""
+
+    images: list[PreprocessedImage]
+    token_adjustment: int
+    """What a prompt token count adds for these images: Σ(tokens - 1)."""
+
+
+class ImageResolver:
+    """Turns image sources into preprocessed images under the request limits.
+
+    URL sources are fetched with `fetch` (default: `FetchPolicy()`, public addresses only);
+    `offline=True` makes every URL source fail with `Fetch` instead.
+    """
+
+    def __init__(
+        self,
+        *,
+        fetch: FetchPolicy | None = None,
+        offline: bool = False,
+        limits: ResolverLimits | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.fetch_policy = None if offline else (fetch or FetchPolicy())
+        self.limits = limits or ResolverLimits()
+        self.retry = retry or RetryPolicy()
+        self._resolver = _native.ImageResolver(
+            None if self.fetch_policy is None else _native_fetcher(self.fetch_policy),
+            self.limits.as_tuple(),
+            self.retry.attempts,
+            self.retry.initial_backoff_s,
+        )
+
+    def resolve(
+        self, sources: Sequence[ImageSource], quota: ImageQuota | None = None
+    ) -> ResolvedImages:
+        """Checks the limits, obtains every source's bytes, then preprocesses them; the first
+        failing source in that order raises `ImageError`. On success `quota` gains the sources
+        and their encoded bytes (a fresh quota when `None`)."""
+        quota = quota or ImageQuota()
+        raw, adjustment = self._resolver.resolve(
+            [(s.kind, s.data, s.detail, s.path) for s in sources], quota.native
+        )
+        return ResolvedImages([_image_from_native(image) for image in raw], adjustment)
+
+    def resolve_request(
+        self, request: ConvertedRequest, quota: ImageQuota | None = None
+    ) -> ResolvedImages:
+        """Resolves the image sources of a converted request's prompt (`request_image_sources`)."""
+        return self.resolve(request_image_sources(request), quota)
+
+
+def request_image_sources(request: ConvertedRequest) -> list[ImageSource]:
+    """The image sources of a converted request's rendered prompt, in prompt order (one per
+    `<｜image｜>` placeholder; none for V4, which renders images as `[Unsupported Image]`)."""
+    return [
+        ImageSource(cast(ImageSourceKind, kind), location, cast(ImageDetail, detail), path)
+        for kind, location, detail, path in _native.request_image_sources(request.native)
+    ]
+
+
+def request_token_adjustment(
+    request: ConvertedRequest,
+    resolver: ImageResolver | None = None,
+    quota: ImageQuota | None = None,
+) -> int:
+    """What a prompt count of `request` adds for its images (0 without images). The images are
+    resolved with `resolver` (default: `ImageResolver()`, fetching public URLs only)."""
+    sources = request_image_sources(request)
+    if not sources:
+        return 0
+    return (resolver or ImageResolver()).resolve(sources, quota).token_adjustment
