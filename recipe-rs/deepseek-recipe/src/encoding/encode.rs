@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use super::prompt::RenderedPrompt;
 use crate::error::{Error, Result};
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::{Segment, Tokenizer};
 
 /// The token ids of `prompt`: every special range is the id of its spelling in the tokenizer's
 /// added vocabulary, all other text is byte-level BPE with added tokens NOT recognised (so a
@@ -14,7 +14,7 @@ use crate::tokenizer::Tokenizer;
 /// [`Error::Encode`] naming the first special range whose spelling is not an added token.
 pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>> {
     let text = prompt.prompt.as_str();
-    let mut ids = Vec::with_capacity(text.len() / 3 + prompt.special_ranges.len());
+    let mut segments = Vec::with_capacity(2 * prompt.special_ranges.len() + 1);
     let mut known: HashMap<&str, u32> = HashMap::new();
     let mut done = 0;
     for range in &prompt.special_ranges {
@@ -36,12 +36,16 @@ pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>
                 id
             }
         };
-        ids.extend(tokenizer.encode(before, false));
-        ids.push(id);
+        if !before.is_empty() {
+            segments.push(Segment::Text(before));
+        }
+        segments.push(Segment::Token(id));
         done = range.end;
     }
-    ids.extend(tokenizer.encode(&text[done..], false));
-    Ok(ids)
+    if done < text.len() {
+        segments.push(Segment::Text(&text[done..]));
+    }
+    Ok(tokenizer.encode_segments(&segments))
 }
 
 /// The id of `spelling` when it is one added token: recognised as a single token with added
