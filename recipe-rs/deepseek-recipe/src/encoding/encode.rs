@@ -1,7 +1,5 @@
 //! Prompt encoding: a rendered prompt becomes token ids.
 
-use std::collections::HashMap;
-
 use super::prompt::RenderedPrompt;
 use crate::error::{Error, Result};
 use crate::tokenizer::{Segment, Tokenizer};
@@ -15,7 +13,6 @@ use crate::tokenizer::{Segment, Tokenizer};
 pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>> {
     let text = prompt.prompt.as_str();
     let mut segments = Vec::with_capacity(2 * prompt.special_ranges.len() + 1);
-    let mut known: HashMap<&str, u32> = HashMap::new();
     let mut done = 0;
     for range in &prompt.special_ranges {
         let (Some(before), Some(spelling)) = (text.get(done..range.start), text.get(range.clone()))
@@ -24,18 +21,11 @@ pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>
                 "special range {range:?} is out of order or not on character boundaries"
             )));
         };
-        let id = match known.get(spelling) {
-            Some(&id) => id,
-            None => {
-                let id = added_token_id(tokenizer, spelling).ok_or_else(|| {
-                    Error::Encode(format!(
-                        "special token \"{spelling}\" is not in the added vocabulary"
-                    ))
-                })?;
-                known.insert(spelling, id);
-                id
-            }
-        };
+        let id = tokenizer.prompt_special_id(spelling).ok_or_else(|| {
+            Error::Encode(format!(
+                "special token \"{spelling}\" is not in the added vocabulary"
+            ))
+        })?;
         if !before.is_empty() {
             segments.push(Segment::Text(before));
         }
@@ -46,15 +36,6 @@ pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>
         segments.push(Segment::Text(&text[done..]));
     }
     Ok(tokenizer.encode_segments(&segments))
-}
-
-/// The id of `spelling` when it is one added token: recognised as a single token with added
-/// tokens enabled, and not the same single token as plain text.
-fn added_token_id(tokenizer: &Tokenizer, spelling: &str) -> Option<u32> {
-    match tokenizer.encode(spelling, true).as_slice() {
-        [id] if tokenizer.encode(spelling, false) != [*id] => Some(*id),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -53,6 +53,9 @@ struct Inner {
     tokens: Vec<Option<Box<str>>>,
     token_bytes: Vec<Box<[u8]>>,
     ids: FxHashMap<Box<str>, u32>,
+    added_spellings: Vec<Box<str>>,
+    /// [`Tokenizer::prompt_special_id`] of every added token that has one, made on first use.
+    prompt_special_ids: OnceLock<FxHashMap<Box<str>, u32>>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -78,6 +81,8 @@ impl Tokenizer {
                 tokens: parts.tokens,
                 token_bytes: parts.token_bytes,
                 ids: parts.ids,
+                added_spellings: parts.added_spellings,
+                prompt_special_ids: OnceLock::new(),
             }),
             threads: 1,
         })
@@ -282,6 +287,31 @@ impl Tokenizer {
             Some(Some(_)) => Ok(&self.inner.token_bytes[id as usize]),
             _ => Err(Error::Tokenizer(format!("unknown token id {id}"))),
         }
+    }
+
+    /// The id `spelling` has as a special token of a prompt: `Some` when it is recognised as one
+    /// added token with added tokens enabled, and is not that same single token as plain text.
+    ///
+    /// Only an added token's spelling can be one, so the answers are worked out once for every
+    /// added token (on first use) and looked up.
+    pub(crate) fn prompt_special_id(&self, spelling: &str) -> Option<u32> {
+        self.inner
+            .prompt_special_ids
+            .get_or_init(|| {
+                let single = self.with_threads(1);
+                self.inner
+                    .added_spellings
+                    .iter()
+                    .filter_map(|spelling| match single.encode(spelling, true).as_slice() {
+                        [id] if single.encode(spelling, false) != [*id] => {
+                            Some((spelling.clone(), *id))
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .get(spelling)
+            .copied()
     }
 
     /// The id of a token spelled `token` (byte-level spelling for vocabulary tokens, e.g. `Ġthe`).
