@@ -11,6 +11,7 @@ mod bytelevel;
 mod chars;
 mod decode;
 mod load;
+mod merge_queue;
 mod parallel;
 mod pretokenize;
 mod unicode_tables;
