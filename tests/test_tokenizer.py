@@ -108,7 +108,9 @@ def test_batch_calls_match_single_calls(ours, corpus):
 
 
 @pytest.mark.parametrize("allow_special", [False, True], ids=["plain", "special"])
-def test_parallel_encode_of_long_texts_matches_hf(ours, hf_plain, hf_special, corpus, allow_special):
+def test_parallel_encode_of_long_texts_matches_hf(
+    ours, hf_plain, hf_special, corpus, allow_special
+):
     # Long texts (well over the 64 KiB parallel threshold) made of whole corpus documents.
     texts = ["".join(corpus[start : start + 40]) for start in range(0, 200, 40)]
     assert min(len(text.encode()) for text in texts) > 256 * 1024
@@ -238,7 +240,9 @@ def test_property_incremental_decoder_on_any_split(ours, ids, cuts):
     assert streamed + decoder.finish() == ours.decode(ids)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(text=TEXT.filter(bool), repeats=st.integers(1, 40), allow_special=st.booleans())
 def test_property_parallel_encode_matches_single_threaded(ours, text, repeats, allow_special):
     # Repeated to pass the 64 KiB threshold; the seams between copies add more cut candidates.
