@@ -3,9 +3,7 @@
 //! Merging follows the reference exactly: repeatedly merge the adjacent pair with the lowest merge
 //! rank, the leftmost one among equal ranks, until no adjacent pair has a merge. Short words use a
 //! linear scan over a small array; long words (long runs of one character, long space runs) use a
-//! priority queue over a linked list: a radix heap when the merge table is monotone (see
-//! `merge_queue`; then a word of `n` bytes costs close to `O(n)`), else a binary heap
-//! (`O(n log n)`).
+//! binary heap over a linked list, so that a word of `n` bytes costs `O(n log n)`.
 //!
 //! Before merging, a word is looked up in the table of whole tokens (the tokens of at most 16
 //! bytes whose own bytes merge into exactly that token, checked once when the table is built;
@@ -17,8 +15,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
-
-use super::merge_queue::{merges_are_monotone, MergeQueue, RadixHeap};
 
 /// Words up to this many bytes are merged with the linear scan.
 const LINEAR_SCAN_MAX: usize = 64;
@@ -56,8 +52,6 @@ pub(super) struct Bpe {
     /// Tokens of at most [`SHORT_WORD_MAX`] bytes whose bytes, merged as one word, give exactly
     /// that token.
     whole_tokens: FxHashMap<ShortWord, u32>,
-    /// Whether the merges are monotone, so long words can use the radix heap.
-    monotone: bool,
 }
 
 /// A word of at most [`SHORT_WORD_MAX`] bytes packed into integers: its bytes, zero-padded, and
@@ -91,8 +85,6 @@ pub(super) struct EncodeState<'t> {
     /// Pending merges of the heap path as `rank << 32 | position`: the lowest rank pops first,
     /// the leftmost among equal ranks.
     heap: BinaryHeap<Reverse<u64>>,
-    /// The same for monotone merge tables.
-    radix: RadixHeap,
     cache: FxHashMap<&'t [u8], (u32, u32)>,
     cached_ids: Vec<u32>,
 }
@@ -117,12 +109,10 @@ impl Bpe {
             .into_iter()
             .map(|((left, right), merge)| (pair_key(left, right), merge))
             .collect();
-        let monotone = merges_are_monotone(&merges);
         Self {
             byte_ids,
             merges,
             whole_tokens: FxHashMap::default(),
-            monotone,
         }
     }
 
@@ -200,14 +190,8 @@ impl Bpe {
     pub(super) fn encode_word(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState<'_>) {
         if word.len() <= LINEAR_SCAN_MAX {
             self.merge_linear(word, out, state);
-        } else if self.monotone {
-            let mut queue = std::mem::take(&mut state.radix);
-            self.merge_queued(word, out, &mut state.nodes, &mut queue);
-            state.radix = queue;
         } else {
-            let mut queue = std::mem::take(&mut state.heap);
-            self.merge_queued(word, out, &mut state.nodes, &mut queue);
-            state.heap = queue;
+            self.merge_heap(word, out, state);
         }
     }
 
@@ -248,14 +232,8 @@ impl Bpe {
         out.extend_from_slice(symbols);
     }
 
-    /// Merges through a linked list of symbols and a queue of pending merges.
-    fn merge_queued(
-        &self,
-        word: &[u8],
-        out: &mut Vec<u32>,
-        nodes: &mut Vec<Node>,
-        queue: &mut impl MergeQueue,
-    ) {
+    fn merge_heap(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState<'_>) {
+        let nodes = &mut state.nodes;
         nodes.clear();
         let last = word.len() - 1;
         nodes.extend(word.iter().enumerate().map(|(at, &byte)| Node {
@@ -263,12 +241,15 @@ impl Bpe {
             prev: if at == 0 { NONE } else { at as u32 - 1 },
             next: if at == last { NONE } else { at as u32 + 1 },
         }));
-        let queued = |rank: u32, at: u32| (u64::from(rank) << 32) | u64::from(at);
-        queue.reset((0..last).filter_map(|at| {
+        let queued = |rank: u32, at: u32| Reverse((u64::from(rank) << 32) | u64::from(at));
+        let mut pending = std::mem::take(&mut state.heap).into_vec();
+        pending.clear();
+        pending.extend((0..last).filter_map(|at| {
             let merge = self.merge_of(nodes[at].id, nodes[at + 1].id)?;
             Some(queued(merge.rank, at as u32))
         }));
-        while let Some(key) = queue.pop() {
+        let mut heap = BinaryHeap::from(pending);
+        while let Some(Reverse(key)) = heap.pop() {
             let (rank, at) = ((key >> 32) as u32, key as u32);
             let node = nodes[at as usize];
             if node.id == NONE || node.next == NONE {
@@ -287,15 +268,16 @@ impl Bpe {
             if right.next != NONE {
                 nodes[right.next as usize].prev = at;
                 if let Some(merge) = self.merge_of(merged, nodes[right.next as usize].id) {
-                    queue.push(queued(merge.rank, at));
+                    heap.push(queued(merge.rank, at));
                 }
             }
             if node.prev != NONE {
                 if let Some(merge) = self.merge_of(nodes[node.prev as usize].id, merged) {
-                    queue.push(queued(merge.rank, node.prev));
+                    heap.push(queued(merge.rank, node.prev));
                 }
             }
         }
+        state.heap = heap;
         let mut at = 0;
         while at != NONE {
             let node = nodes[at as usize];
@@ -338,38 +320,22 @@ mod tests {
         Bpe::new(byte_ids, merges)
     }
 
-    /// The ids of `word` by the linear scan; by the binary heap; by the radix heap.
-    fn all_paths(bpe: &Bpe, word: &[u8]) -> [Vec<u32>; 3] {
+    fn both_paths(bpe: &Bpe, word: &[u8]) -> (Vec<u32>, Vec<u32>) {
         let mut state = EncodeState::default();
-        let mut paths: [Vec<u32>; 3] = Default::default();
-        bpe.merge_linear(word, &mut paths[0], &mut state);
-        let mut heap = BinaryHeap::new();
-        bpe.merge_queued(word, &mut paths[1], &mut state.nodes, &mut heap);
-        let mut radix = RadixHeap::default();
-        bpe.merge_queued(word, &mut paths[2], &mut state.nodes, &mut radix);
-        paths
+        let (mut linear, mut heap) = (Vec::new(), Vec::new());
+        bpe.merge_linear(word, &mut linear, &mut state);
+        bpe.merge_heap(word, &mut heap, &mut state);
+        (linear, heap)
     }
 
     #[test]
     fn lowest_rank_then_leftmost() {
         let bpe = toy();
-        assert!(bpe.monotone);
-        assert_eq!(all_paths(&bpe, b"aaa")[0], [5]);
-        assert_eq!(all_paths(&bpe, b"aaaa")[0], [8]);
-        assert_eq!(all_paths(&bpe, b"abc")[0], [7]);
-        assert_eq!(all_paths(&bpe, b"aabc")[0], [4, 6]);
-        assert_eq!(all_paths(&bpe, b"xa")[0], [3, 0]);
-    }
-
-    #[test]
-    fn the_bundled_merges_are_monotone() {
-        // Long words of the bundled tokenizer take the radix-heap path.
-        assert!(
-            crate::tokenizer::Tokenizer::deepseek_v4()
-                .inner
-                .bpe
-                .monotone
-        );
+        assert_eq!(both_paths(&bpe, b"aaa").0, [5]);
+        assert_eq!(both_paths(&bpe, b"aaaa").0, [8]);
+        assert_eq!(both_paths(&bpe, b"abc").0, [7]);
+        assert_eq!(both_paths(&bpe, b"aabc").0, [4, 6]);
+        assert_eq!(both_paths(&bpe, b"xa").0, [3, 0]);
     }
 
     #[test]
@@ -385,9 +351,8 @@ mod tests {
                     b"aabcx"[(seed % 5) as usize]
                 })
                 .collect();
-            let [linear, heap, radix] = all_paths(&bpe, &word);
+            let (linear, heap) = both_paths(&bpe, &word);
             assert_eq!(linear, heap, "word {}", String::from_utf8_lossy(&word));
-            assert_eq!(linear, radix, "word {}", String::from_utf8_lossy(&word));
         }
     }
 

@@ -11,7 +11,6 @@ mod bytelevel;
 mod chars;
 mod decode;
 mod load;
-mod merge_queue;
 mod parallel;
 mod pretokenize;
 mod unicode_tables;
