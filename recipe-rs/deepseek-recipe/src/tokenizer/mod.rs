@@ -453,7 +453,7 @@ mod tests {
     #[test]
     fn parallel_encode_gives_the_single_threaded_ids() {
         let single = v4();
-        let mut seed = 0x5EED_0F_7A_11E1;
+        let mut seed = 0x5EED_0F7A_11E1;
         let mut texts: Vec<String> = (0..3).map(|_| random_text(&mut seed, 6000)).collect();
         texts.push(
             "Hello world, the model returns 123456 tokens.\n中文テキスト ".repeat(2000)
