@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any, Literal, cast
 
 from deepseek_recipe import _native
@@ -87,18 +88,50 @@ class RenderedPrompt:
 
 
 class ConvertedRequest:
-    """A request converted for the model: conversation, inference and parsing options."""
+    """A request converted for the model: conversation, inference and parsing options.
+
+    The attributes are read from the native object on first access (the JSON-shaped ones
+    through one `to_json()` round trip shared by all three), so converting and encoding a request
+    never pays for them.
+    """
 
     def __init__(self, native: _native.ConvertedRequest, protocol: Protocol) -> None:
         self._native = native
         self.protocol: Protocol = protocol
-        data = cast(dict[str, Any], json.loads(native.to_json()))
-        self.request_model: str = data["request_model"]
-        self.model_version: ModelVersion = data["model_version"]
-        self.stream: bool = data["stream"]
-        self.conversation: dict[str, Any] = data["conversation"]
-        self.inference_options: dict[str, Any] = data["inference_options"]
-        self.parsing_options: dict[str, Any] = data["parsing_options"]
+
+    @cached_property
+    def request_model(self) -> str:
+        """The `model` field as the client sent it."""
+        return self._native.request_model
+
+    @cached_property
+    def model_version(self) -> ModelVersion:
+        """The model version the request's model name resolved to."""
+        return cast(ModelVersion, self._native.model_version)
+
+    @cached_property
+    def stream(self) -> bool:
+        """Whether the client asked for streaming."""
+        return self._native.stream
+
+    @cached_property
+    def conversation(self) -> dict[str, Any]:
+        """The protocol-neutral conversation, as JSON data."""
+        return cast(dict[str, Any], self._data["conversation"])
+
+    @cached_property
+    def inference_options(self) -> dict[str, Any]:
+        """Sampling settings, as JSON data."""
+        return cast(dict[str, Any], self._data["inference_options"])
+
+    @cached_property
+    def parsing_options(self) -> dict[str, Any]:
+        """Output-parsing settings, as JSON data."""
+        return cast(dict[str, Any], self._data["parsing_options"])
+
+    @cached_property
+    def _data(self) -> dict[str, Any]:
+        return cast(dict[str, Any], json.loads(self._native.to_json()))
 
     @property
     def native(self) -> _native.ConvertedRequest:
@@ -162,8 +195,15 @@ def convert(
     wrong types) and `ConversionError` (with the official `status_code` and `body`) for an
     invalid one.
     """
-    protocol = protocol or infer_protocol(request)
-    native = _native.convert(protocol, _as_text(request), _options_json(options))
+    body = _as_text(request)
+    if not protocol:
+        # JSON text is scanned natively (no Python objects built); other requests are cheap to
+        # inspect as they are.
+        is_text = isinstance(request, str | bytes)
+        protocol = (
+            cast(Protocol, _native.infer_protocol(body)) if is_text else infer_protocol(request)
+        )
+    native = _native.convert(protocol, body, _options_json(options))
     return ConvertedRequest(native, protocol)
 
 

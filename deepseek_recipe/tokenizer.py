@@ -25,7 +25,9 @@ class Tokenizer:
 
     Encoding gives the ids Hugging Face `tokenizers` gives; decoding gives its text with
     `skip_special_tokens=False`, except that unknown ids raise `TokenizerError`. Long and batch
-    calls release the GIL; batch calls use several threads.
+    calls release the GIL. Batch calls and texts of at least 64 KiB use up to `threads` threads
+    (default: the environment variable `DEEPSEEK_RECIPE_NUM_THREADS`, else the number of cores);
+    the ids never depend on it.
     """
 
     __slots__ = ("_native",)
@@ -58,6 +60,15 @@ class Tokenizer:
     def from_str(cls, json: str) -> Tokenizer:
         """Read a `tokenizer.json` from its text; raises `TokenizerError` like `from_file`."""
         return cls(_native.Tokenizer.from_str(json))
+
+    def with_threads(self, threads: int) -> Tokenizer:
+        """This tokenizer (same tables) using at most `threads` threads per call (`1`: none)."""
+        return Tokenizer(self._native.with_threads(threads))
+
+    @property
+    def threads(self) -> int:
+        """The most threads one call uses."""
+        return self._native.threads
 
     def encode(self, text: str, allow_special: bool = False) -> list[int]:
         """The ids of `text`.

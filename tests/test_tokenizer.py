@@ -107,6 +107,37 @@ def test_batch_calls_match_single_calls(ours, corpus):
     assert ours.decode_batch(encoded) == texts
 
 
+@pytest.mark.parametrize("allow_special", [False, True], ids=["plain", "special"])
+def test_parallel_encode_of_long_texts_matches_hf(
+    ours, hf_plain, hf_special, corpus, allow_special
+):
+    # Long texts (well over the 64 KiB parallel threshold) made of whole corpus documents.
+    texts = ["".join(corpus[start : start + 40]) for start in range(0, 200, 40)]
+    assert min(len(text.encode()) for text in texts) > 256 * 1024
+    hf = hf_special if allow_special else hf_plain
+    expected = hf_ids(hf, texts)
+    single = ours.with_threads(1)
+    assert single.threads == 1
+    assert [single.encode(text, allow_special) for text in texts] == expected
+    for threads in (2, 4):
+        parallel = ours.with_threads(threads)
+        assert parallel.threads == threads
+        actual = [parallel.encode(text, allow_special) for text in texts]
+        assert actual == expected, first_difference(expected, actual)
+        assert [parallel.count(text, allow_special) for text in texts] == list(map(len, expected))
+
+
+@pytest.mark.parametrize("unit", ["a", " ", "\n", "-", "0", "中", "😀", "é", "ab", " \n"])
+def test_long_runs_of_one_character_match_hf(ours, hf_plain, unit):
+    # One huge pre-tokenizer piece each (except digits): the BPE heap path, not the cache.
+    texts = [unit * count for count in (5_000, 50_000, 200_000)]
+    expected = hf_ids(hf_plain, texts)
+    assert [ours.encode(text) for text in texts] == expected
+    assert [ours.with_threads(2).encode(f"x {text} y") for text in texts] == hf_ids(
+        hf_plain, [f"x {text} y" for text in texts]
+    )
+
+
 def test_errors_are_tokenizer_errors(ours, tmp_path):
     with pytest.raises(TokenizerError, match="unknown token id 129280"):
         ours.decode([1, 129_280])
@@ -207,6 +238,19 @@ def test_property_incremental_decoder_on_any_split(ours, ids, cuts):
     bounds = sorted({0, len(ids), *(cut for cut in cuts if cut <= len(ids))})
     streamed = "".join(decoder.push(ids[a:b]) for a, b in itertools.pairwise(bounds))
     assert streamed + decoder.finish() == ours.decode(ids)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=TEXT.filter(bool), repeats=st.integers(1, 40), allow_special=st.booleans())
+def test_property_parallel_encode_matches_single_threaded(ours, text, repeats, allow_special):
+    # Repeated to pass the 64 KiB threshold; the seams between copies add more cut candidates.
+    long_text = (text * (70_000 // len(text.encode()) + 1)) + text * repeats
+    expected = ours.with_threads(1).encode(long_text, allow_special)
+    assert ours.with_threads(2).encode(long_text, allow_special) == expected
+    assert ours.with_threads(5).encode(long_text, allow_special) == expected
+    assert ours.with_threads(2).encode_batch([long_text, text], allow_special)[0] == expected
 
 
 @PROPERTY_SETTINGS

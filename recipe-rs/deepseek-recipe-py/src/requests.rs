@@ -1,13 +1,17 @@
 //! Bindings of request conversion, prompt rendering and prompt encoding.
 
-use deepseek_recipe::convert::{ConversionOptions, ConvertedRequest, Protocol};
-use deepseek_recipe::encoding::encode;
+use deepseek_recipe::convert::{
+    infer_protocol as infer_body_protocol, ConversionOptions, ConvertedRequest, Protocol,
+};
+use std::sync::OnceLock;
+
+use deepseek_recipe::encoding::{encode, RenderedPrompt};
 use deepseek_recipe::protocol::ResponsesRequest;
 use deepseek_recipe::{convert_json, Error, Tokenizer};
 use pyo3::prelude::*;
 
 use crate::errors::to_py_err;
-use crate::tokenizer::PyTokenizer;
+use crate::tokenizer::{default_tokenizer, PyTokenizer};
 
 /// Parses a protocol name as the Python API spells it.
 fn protocol(name: &str) -> PyResult<Protocol> {
@@ -34,6 +38,19 @@ fn options(json: Option<&str>) -> PyResult<ConversionOptions> {
 pub struct PyConvertedRequest {
     pub(crate) inner: ConvertedRequest,
     pub(crate) options: ConversionOptions,
+    /// The rendered prompt, made on first use (`render` and `encode` share it).
+    rendered: OnceLock<RenderedPrompt>,
+}
+
+impl PyConvertedRequest {
+    /// The rendered prompt, rendering it on first use.
+    fn rendered(&self) -> &RenderedPrompt {
+        self.rendered.get_or_init(|| {
+            self.options
+                .encoding_for(self.inner.model_version)
+                .render(&self.inner.conversation)
+        })
+    }
 }
 
 #[pymethods]
@@ -52,36 +69,41 @@ impl PyConvertedRequest {
             .unwrap_or_default()
     }
 
+    /// The `model` field as the client sent it.
+    #[getter]
+    fn request_model(&self) -> &str {
+        &self.inner.request_model
+    }
+
+    /// Whether the client asked for streaming.
+    #[getter]
+    fn stream(&self) -> bool {
+        self.inner.stream
+    }
+
     /// Renders the prompt: `(prompt, special ranges as code-point pairs, image count)`.
-    fn render(&self, py: Python<'_>) -> (String, Vec<(usize, usize)>, usize) {
-        py.detach(|| {
-            let rendered = self
-                .options
-                .encoding_for(self.inner.model_version)
-                .render(&self.inner.conversation);
+    fn render(&self, py: Python<'_>) -> (&str, Vec<(usize, usize)>, usize) {
+        let (rendered, ranges) = py.detach(|| {
+            let rendered = self.rendered();
             let ranges = rendered
                 .special_char_ranges()
                 .into_iter()
                 .map(|range| (range.start, range.end))
                 .collect();
-            let images = rendered.image_sources.len();
-            (rendered.prompt, ranges, images)
-        })
+            (rendered, ranges)
+        });
+        (&rendered.prompt, ranges, rendered.image_sources.len())
     }
 
     /// Encodes the rendered prompt (the bundled V4 tokenizer when `tokenizer` is `None`).
     #[pyo3(signature = (tokenizer=None))]
     fn encode(&self, py: Python<'_>, tokenizer: Option<&PyTokenizer>) -> PyResult<Vec<u32>> {
-        let tokenizer: Tokenizer =
-            tokenizer.map_or_else(|| Tokenizer::deepseek_v4().clone(), |t| t.get().clone());
-        py.detach(|| {
-            let rendered = self
-                .options
-                .encoding_for(self.inner.model_version)
-                .render(&self.inner.conversation);
-            encode(&rendered, &tokenizer)
-        })
-        .map_err(to_py_err)
+        let tokenizer: &Tokenizer = match tokenizer {
+            Some(tokenizer) => tokenizer.get(),
+            None => default_tokenizer(),
+        };
+        py.detach(|| encode(self.rendered(), tokenizer))
+            .map_err(to_py_err)
     }
 
     /// The completion budget for a prompt of `prompt_tokens` in a context of `context_limit`.
@@ -106,7 +128,21 @@ fn convert(
     let inner = py
         .detach(|| convert_json(protocol, body, &options))
         .map_err(to_py_err)?;
-    Ok(PyConvertedRequest { inner, options })
+    Ok(PyConvertedRequest {
+        inner,
+        options,
+        rendered: OnceLock::new(),
+    })
+}
+
+/// The protocol a JSON request body most likely uses, as the Python API spells it.
+#[pyfunction]
+fn infer_protocol(py: Python<'_>, body: &str) -> &'static str {
+    match py.detach(|| infer_body_protocol(body)) {
+        Protocol::ChatCompletions => "chat_completions",
+        Protocol::Responses => "responses",
+        Protocol::Messages => "messages",
+    }
 }
 
 /// The Responses echo fields of a request body, as JSON.
@@ -131,6 +167,7 @@ fn responses_namespace_tool_map(body: &str, options_json: Option<&str>) -> PyRes
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyConvertedRequest>()?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(infer_protocol, m)?)?;
     m.add_function(wrap_pyfunction!(responses_echo, m)?)?;
     m.add_function(wrap_pyfunction!(responses_namespace_tool_map, m)?)?;
     Ok(())

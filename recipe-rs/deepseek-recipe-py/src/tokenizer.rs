@@ -14,18 +14,40 @@ const DETACH_MIN_BYTES: usize = 4096;
 /// Batches with less work than this (bytes or ids) stay on the calling thread.
 const PARALLEL_MIN_WORK: usize = 64 * 1024;
 
-/// Maps `f` over `items`, on several threads when there is enough work (`weight` per item).
+/// The environment variable that caps the threads of one call (default: the available cores).
+const THREADS_ENV: &str = "DEEPSEEK_RECIPE_NUM_THREADS";
+
+/// The default number of threads one call may use: `DEEPSEEK_RECIPE_NUM_THREADS` when it is a
+/// positive integer, else the available parallelism (read once per process).
+pub(crate) fn default_threads() -> usize {
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::env::var(THREADS_ENV)
+            .ok()
+            .and_then(|value| value.trim().parse::<usize>().ok())
+            .filter(|&threads| threads > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+    })
+}
+
+/// The bundled DeepSeek V4 tokenizer with the default thread count.
+pub(crate) fn default_tokenizer() -> &'static Tokenizer {
+    static DEFAULT: OnceLock<Tokenizer> = OnceLock::new();
+    DEFAULT.get_or_init(|| Tokenizer::deepseek_v4().with_threads(default_threads()))
+}
+
+/// Maps `f` over `items` on up to `threads` threads when there is enough work (`weight` per
+/// item); `f` gets `true` when it runs beside other threads (it should not start more).
 fn parallel_map<T: Sync, R: Send>(
     items: &[T],
+    threads: usize,
     weight: impl Fn(&T) -> usize,
-    f: impl Fn(&T) -> R + Sync,
+    f: impl Fn(&T, bool) -> R + Sync,
 ) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(items.len());
+    let threads = threads.min(items.len());
     let total: usize = items.iter().map(&weight).sum();
     if threads <= 1 || total < PARALLEL_MIN_WORK {
-        return items.iter().map(f).collect();
+        return items.iter().map(|item| f(item, false)).collect();
     }
     // Contiguous chunks of about equal weight, one per thread.
     let mut chunks = Vec::with_capacity(threads);
@@ -42,7 +64,9 @@ fn parallel_map<T: Sync, R: Send>(
     std::thread::scope(|scope| {
         let handles: Vec<_> = chunks
             .into_iter()
-            .map(|chunk| scope.spawn(move || chunk.iter().map(f).collect::<Vec<R>>()))
+            .map(|chunk| {
+                scope.spawn(move || chunk.iter().map(|item| f(item, true)).collect::<Vec<R>>())
+            })
             .collect();
         let mut out = Vec::with_capacity(items.len());
         for handle in handles {
@@ -64,11 +88,20 @@ pub struct PyTokenizer {
 }
 
 impl PyTokenizer {
-    /// Wraps a core tokenizer.
+    /// Wraps a core tokenizer, allowing it the default thread count.
     fn wrap(inner: Tokenizer) -> Self {
         Self {
-            inner,
+            inner: inner.with_threads(default_threads()),
             token_text: OnceLock::new(),
+        }
+    }
+
+    /// The tokenizer that encodes one item of a batch: single-threaded when items run side by side.
+    fn for_item(&self, beside_others: bool) -> Tokenizer {
+        if beside_others {
+            self.inner.with_threads(1)
+        } else {
+            self.inner.clone()
         }
     }
 
@@ -90,7 +123,7 @@ impl PyTokenizer {
     /// The bundled DeepSeek V4 tokenizer.
     #[staticmethod]
     fn deepseek_v4(py: Python<'_>) -> Self {
-        Self::wrap(py.detach(|| Tokenizer::deepseek_v4().clone()))
+        Self::wrap(py.detach(|| default_tokenizer().clone()))
     }
 
     /// The text of the bundled DeepSeek V4 `tokenizer.json`.
@@ -115,6 +148,20 @@ impl PyTokenizer {
             .detach(|| Tokenizer::from_json(json))
             .map_err(to_py_err)?;
         Ok(Self::wrap(inner))
+    }
+
+    /// This tokenizer (same tables) using up to `threads` threads per call (`0` counts as `1`).
+    fn with_threads(&self, threads: usize) -> Self {
+        Self {
+            inner: self.inner.with_threads(threads),
+            token_text: OnceLock::new(),
+        }
+    }
+
+    /// The most threads one call uses.
+    #[getter]
+    fn threads(&self) -> usize {
+        self.inner.threads()
     }
 
     /// The ids of `text`; `allow_special` recognises added tokens written in it.
@@ -146,8 +193,8 @@ impl PyTokenizer {
         allow_special: bool,
     ) -> Vec<Vec<u32>> {
         py.detach(|| {
-            parallel_map(&texts, String::len, |text| {
-                self.inner.encode(text, allow_special)
+            parallel_map(&texts, self.inner.threads(), String::len, |text, beside| {
+                self.for_item(beside).encode(text, allow_special)
             })
         })
     }
@@ -156,8 +203,8 @@ impl PyTokenizer {
     #[pyo3(signature = (texts, allow_special = false))]
     fn count_batch(&self, py: Python<'_>, texts: Vec<String>, allow_special: bool) -> Vec<usize> {
         py.detach(|| {
-            parallel_map(&texts, String::len, |text| {
-                self.inner.count(text, allow_special)
+            parallel_map(&texts, self.inner.threads(), String::len, |text, beside| {
+                self.for_item(beside).count(text, allow_special)
             })
         })
     }
@@ -170,9 +217,11 @@ impl PyTokenizer {
     /// The text of each id list, decoded in parallel without the GIL.
     fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<u32>>) -> PyResult<Vec<String>> {
         py.detach(|| {
-            parallel_map(&batch, Vec::len, |ids| self.inner.decode(ids))
-                .into_iter()
-                .collect::<Result<Vec<_>, _>>()
+            parallel_map(&batch, self.inner.threads(), Vec::len, |ids, _| {
+                self.inner.decode(ids)
+            })
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
         })
         .map_err(to_py_err)
     }

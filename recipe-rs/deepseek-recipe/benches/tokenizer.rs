@@ -94,6 +94,37 @@ fn long_runs_throughput(c: &mut Criterion) {
     group.finish();
 }
 
+fn run_scaling(c: &mut Criterion) {
+    // One run of one character at 5K, 50K and 500K characters: cost per byte should stay flat.
+    let tokenizer = Tokenizer::deepseek_v4();
+    let mut group = c.benchmark_group("encode_run_scaling");
+    group.sample_size(10);
+    for unit in ["a", " "] {
+        for count in [5_000, 50_000, 500_000] {
+            let run = unit.repeat(count);
+            group.throughput(Throughput::Bytes(run.len() as u64));
+            let name = format!("{}x{count}", if unit == " " { "space" } else { unit });
+            group.bench_function(name, |b| b.iter(|| tokenizer.encode(&run, false).len()));
+        }
+    }
+    group.finish();
+}
+
+fn parallel_encode(c: &mut Criterion) {
+    // The same 4 MiB text on 1 and 2 threads (ids identical; wall time should halve).
+    let corpus = mixed_corpus(4 << 20);
+    let mut group = c.benchmark_group("encode_threads");
+    group.throughput(Throughput::Bytes(corpus.len() as u64));
+    group.sample_size(10);
+    for threads in [1, 2] {
+        let tokenizer = Tokenizer::deepseek_v4().with_threads(threads);
+        group.bench_function(format!("mixed_4MiB_{threads}_threads"), |b| {
+            b.iter(|| tokenizer.encode(&corpus, false).len())
+        });
+    }
+    group.finish();
+}
+
 fn decode_throughput(c: &mut Criterion) {
     let tokenizer = Tokenizer::deepseek_v4();
     let ids = tokenizer.encode(&mixed_corpus(1 << 20), false);
@@ -108,6 +139,8 @@ criterion_group!(
     benches,
     encode_throughput,
     long_runs_throughput,
+    run_scaling,
+    parallel_encode,
     decode_throughput
 );
 criterion_main!(benches);

@@ -12,6 +12,7 @@ mod content;
 mod draft;
 mod history;
 mod images;
+mod infer;
 mod messages;
 mod meta_schema;
 mod options;
@@ -26,6 +27,7 @@ mod tools;
 
 pub use crate::stream::parsing_options::{ParsingOptions, ThinkingInitialStage};
 pub use crate::stream::responses::ResponsesEcho;
+pub use infer::infer_protocol;
 pub use options::{
     ConversionOptions, ModelVersion, ReasoningContentBehavior, WebSearchBehavior,
     DEFAULT_IMAGE_TOKEN, DEFAULT_MAX_TOKENS_UPPER_BOUND,

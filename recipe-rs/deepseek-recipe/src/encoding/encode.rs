@@ -1,10 +1,8 @@
 //! Prompt encoding: a rendered prompt becomes token ids.
 
-use std::collections::HashMap;
-
 use super::prompt::RenderedPrompt;
 use crate::error::{Error, Result};
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::{Segment, Tokenizer};
 
 /// The token ids of `prompt`: every special range is the id of its spelling in the tokenizer's
 /// added vocabulary, all other text is byte-level BPE with added tokens NOT recognised (so a
@@ -14,8 +12,7 @@ use crate::tokenizer::Tokenizer;
 /// [`Error::Encode`] naming the first special range whose spelling is not an added token.
 pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>> {
     let text = prompt.prompt.as_str();
-    let mut ids = Vec::with_capacity(text.len() / 3 + prompt.special_ranges.len());
-    let mut known: HashMap<&str, u32> = HashMap::new();
+    let mut segments = Vec::with_capacity(2 * prompt.special_ranges.len() + 1);
     let mut done = 0;
     for range in &prompt.special_ranges {
         let (Some(before), Some(spelling)) = (text.get(done..range.start), text.get(range.clone()))
@@ -24,33 +21,21 @@ pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>
                 "special range {range:?} is out of order or not on character boundaries"
             )));
         };
-        let id = match known.get(spelling) {
-            Some(&id) => id,
-            None => {
-                let id = added_token_id(tokenizer, spelling).ok_or_else(|| {
-                    Error::Encode(format!(
-                        "special token \"{spelling}\" is not in the added vocabulary"
-                    ))
-                })?;
-                known.insert(spelling, id);
-                id
-            }
-        };
-        ids.extend(tokenizer.encode(before, false));
-        ids.push(id);
+        let id = tokenizer.prompt_special_id(spelling).ok_or_else(|| {
+            Error::Encode(format!(
+                "special token \"{spelling}\" is not in the added vocabulary"
+            ))
+        })?;
+        if !before.is_empty() {
+            segments.push(Segment::Text(before));
+        }
+        segments.push(Segment::Token(id));
         done = range.end;
     }
-    ids.extend(tokenizer.encode(&text[done..], false));
-    Ok(ids)
-}
-
-/// The id of `spelling` when it is one added token: recognised as a single token with added
-/// tokens enabled, and not the same single token as plain text.
-fn added_token_id(tokenizer: &Tokenizer, spelling: &str) -> Option<u32> {
-    match tokenizer.encode(spelling, true).as_slice() {
-        [id] if tokenizer.encode(spelling, false) != [*id] => Some(*id),
-        _ => None,
+    if done < text.len() {
+        segments.push(Segment::Text(&text[done..]));
     }
+    Ok(tokenizer.encode_segments(&segments))
 }
 
 #[cfg(test)]

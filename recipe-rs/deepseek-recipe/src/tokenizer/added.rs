@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 /// A part of the text: plain text to pre-tokenize, or an added token's id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Segment<'t> {
+pub(crate) enum Segment<'t> {
     /// Text that contains no recognised added token.
     Text(&'t str),
     /// A recognised added token.

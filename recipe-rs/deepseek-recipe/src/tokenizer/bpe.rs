@@ -4,6 +4,12 @@
 //! rank, the leftmost one among equal ranks, until no adjacent pair has a merge. Short words use a
 //! linear scan over a small array; long words (long runs of one character, long space runs) use a
 //! binary heap over a linked list, so that a word of `n` bytes costs `O(n log n)`.
+//!
+//! Before merging, a word is looked up in the table of whole tokens (the tokens of at most 16
+//! bytes whose own bytes merge into exactly that token, checked once when the table is built;
+//! keys are packed into integers, so a lookup reads no other memory) and then in the call's word
+//! cache. Most words of ordinary text are whole tokens, so a word seen for the first time usually
+//! costs one lookup instead of a merge loop.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -16,6 +22,8 @@ const LINEAR_SCAN_MAX: usize = 64;
 const CACHED_WORD_MAX: usize = 128;
 /// The per-call cache stops growing at this many words.
 const CACHE_CAPACITY: usize = 1 << 17;
+/// Words up to this many bytes can be whole tokens (the size of a [`ShortWord`]).
+const SHORT_WORD_MAX: usize = 16;
 /// Marks a removed heap-path symbol or a missing neighbour.
 const NONE: u32 = u32::MAX;
 
@@ -36,11 +44,36 @@ impl Merge {
     }
 }
 
-/// The BPE model: the id of every byte and the merge table.
+/// The BPE model: the id of every byte, the merge table and the whole-token table.
 #[derive(Debug)]
 pub(super) struct Bpe {
     byte_ids: [u32; 256],
     merges: FxHashMap<u64, Merge>,
+    /// Tokens of at most [`SHORT_WORD_MAX`] bytes whose bytes, merged as one word, give exactly
+    /// that token.
+    whole_tokens: FxHashMap<ShortWord, u32>,
+}
+
+/// A word of at most [`SHORT_WORD_MAX`] bytes packed into integers: its bytes, zero-padded, and
+/// its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct ShortWord {
+    bytes: u128,
+    len: u8,
+}
+
+impl ShortWord {
+    /// The packed `word`, if it is short enough.
+    #[inline]
+    fn new(word: &[u8]) -> Option<Self> {
+        let mut bytes = [0u8; SHORT_WORD_MAX];
+        bytes.get_mut(..word.len())?.copy_from_slice(word);
+        Some(Self {
+            bytes: u128::from_le_bytes(bytes),
+            // At most SHORT_WORD_MAX.
+            len: word.len() as u8,
+        })
+    }
 }
 
 /// Reusable buffers and the word cache of one encode call; `'t` is the text's lifetime.
@@ -76,7 +109,33 @@ impl Bpe {
             .into_iter()
             .map(|((left, right), merge)| (pair_key(left, right), merge))
             .collect();
-        Self { byte_ids, merges }
+        Self {
+            byte_ids,
+            merges,
+            whole_tokens: FxHashMap::default(),
+        }
+    }
+
+    /// This model with the whole-token table filled from `token_bytes` (the bytes of every id):
+    /// each token of 2 to [`SHORT_WORD_MAX`] bytes is merged as a word and kept when that gives
+    /// the token.
+    pub(super) fn with_whole_tokens(mut self, token_bytes: &[Box<[u8]>]) -> Self {
+        let mut state = EncodeState::default();
+        let mut ids = Vec::new();
+        let mut whole_tokens = FxHashMap::default();
+        for (id, bytes) in token_bytes.iter().enumerate() {
+            let Some(word) = ShortWord::new(bytes).filter(|_| bytes.len() >= 2) else {
+                continue;
+            };
+            ids.clear();
+            self.encode_word(bytes, &mut ids, &mut state);
+            // Ids fit in u32: the vocabulary is indexed by u32 ids.
+            if ids == [id as u32] {
+                whole_tokens.insert(word, id as u32);
+            }
+        }
+        self.whole_tokens = whole_tokens;
+        self
     }
 
     #[inline]
@@ -100,6 +159,12 @@ impl Bpe {
         if let [byte] = piece {
             out.push(self.byte_ids[usize::from(*byte)]);
             return;
+        }
+        if let Some(word) = ShortWord::new(piece) {
+            if let Some(&id) = self.whole_tokens.get(&word) {
+                out.push(id);
+                return;
+            }
         }
         let cacheable = piece.len() <= CACHED_WORD_MAX;
         if cacheable {
@@ -289,6 +354,26 @@ mod tests {
             let (linear, heap) = both_paths(&bpe, &word);
             assert_eq!(linear, heap, "word {}", String::from_utf8_lossy(&word));
         }
+    }
+
+    #[test]
+    fn whole_tokens_are_the_tokens_their_own_bytes_merge_into() {
+        // Token 9 spells "ab", which no merge makes: merging "ab" gives `a b`, so it is no whole
+        // token and the word still merges (to two ids).
+        let spellings: [&[u8]; 10] = [
+            b"a", b"b", b"c", b"x", b"aa", b"aaa", b"bc", b"abc", b"aaaa", b"ab",
+        ];
+        let token_bytes: Vec<Box<[u8]>> = spellings.iter().map(|&bytes| bytes.into()).collect();
+        let bpe = toy().with_whole_tokens(&token_bytes);
+        let mut whole: Vec<u32> = bpe.whole_tokens.values().copied().collect();
+        whole.sort_unstable();
+        assert_eq!(whole, [4, 5, 6, 7, 8]);
+        let mut state = EncodeState::default();
+        let mut out = Vec::new();
+        for word in [&b"abc"[..], b"ab", b"aaaaa"] {
+            bpe.encode_piece(word, &mut out, &mut state);
+        }
+        assert_eq!(out, [7, 0, 1, 4, 5]);
     }
 
     #[test]

@@ -163,6 +163,8 @@ pub(super) struct Parts {
     pub(super) token_bytes: Vec<Box<[u8]>>,
     /// Id of each spelling (added tokens win over the model vocabulary).
     pub(super) ids: FxHashMap<Box<str>, u32>,
+    /// The spelling of every added token.
+    pub(super) added_spellings: Vec<Box<str>>,
 }
 
 fn unsupported(what: impl fmt::Display) -> Error {
@@ -239,7 +241,7 @@ pub(super) fn parse(json: &[u8]) -> Result<Parts> {
         tokens[id as usize] = Some(spelling.into());
         ids.insert(Box::<str>::from(spelling), id);
     }
-    let token_bytes = tokens
+    let token_bytes: Vec<Box<[u8]>> = tokens
         .iter()
         .map(|token| match token {
             // The reference's byte-level decoder: a token whose characters all spell bytes decodes
@@ -258,11 +260,16 @@ pub(super) fn parse(json: &[u8]) -> Result<Parts> {
         )
     }));
     Ok(Parts {
-        bpe: Bpe::new(byte_ids, merges),
+        bpe: Bpe::new(byte_ids, merges).with_whole_tokens(&token_bytes),
         added,
         tokens,
         token_bytes,
         ids,
+        added_spellings: file
+            .added_tokens
+            .iter()
+            .map(|token| token.content.as_str().into())
+            .collect(),
     })
 }
 

@@ -11,6 +11,7 @@ mod bytelevel;
 mod chars;
 mod decode;
 mod load;
+mod parallel;
 mod pretokenize;
 mod unicode_tables;
 
@@ -23,16 +24,27 @@ use rustc_hash::FxHashMap;
 pub use decode::IncrementalDecoder;
 
 use crate::error::{Error, Result};
-use added::{AddedTokens, Segment};
+use added::AddedTokens;
+pub(crate) use added::Segment;
 use bpe::{Bpe, EncodeState};
 
 /// The bundled DeepSeek V4 `tokenizer.json`.
 const DEEPSEEK_V4_JSON: &[u8] = include_bytes!("../../data/deepseek-v4/tokenizer.json");
 
+/// Texts shorter than this are always encoded on the calling thread.
+const PARALLEL_MIN_BYTES: usize = 64 * 1024;
+/// A text is cut into at most one part per this many bytes for parallel encoding.
+const PARALLEL_PART_MIN_BYTES: usize = 32 * 1024;
+
 /// A byte-level BPE tokenizer. Cloning is cheap (the tables are shared).
+///
+/// A tokenizer encodes on the calling thread unless [`with_threads`](Self::with_threads) allows
+/// more: then texts of at least 64 KiB are cut at pre-tokenizer boundaries and the parts encoded
+/// in parallel, with the same ids.
 #[derive(Clone)]
 pub struct Tokenizer {
     inner: Arc<Inner>,
+    threads: usize,
 }
 
 struct Inner {
@@ -41,6 +53,9 @@ struct Inner {
     tokens: Vec<Option<Box<str>>>,
     token_bytes: Vec<Box<[u8]>>,
     ids: FxHashMap<Box<str>, u32>,
+    added_spellings: Vec<Box<str>>,
+    /// [`Tokenizer::prompt_special_id`] of every added token that has one, made on first use.
+    prompt_special_ids: OnceLock<FxHashMap<Box<str>, u32>>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -66,7 +81,10 @@ impl Tokenizer {
                 tokens: parts.tokens,
                 token_bytes: parts.token_bytes,
                 ids: parts.ids,
+                added_spellings: parts.added_spellings,
+                prompt_special_ids: OnceLock::new(),
             }),
+            threads: 1,
         })
     }
 
@@ -95,6 +113,20 @@ impl Tokenizer {
         std::str::from_utf8(DEEPSEEK_V4_JSON).expect("the bundled tokenizer.json is UTF-8")
     }
 
+    /// This tokenizer (sharing its tables) encoding long texts on up to `threads` threads
+    /// (`0` counts as `1`).
+    pub fn with_threads(&self, threads: usize) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            threads: threads.max(1),
+        }
+    }
+
+    /// The most threads one encode call uses (1 unless set by [`with_threads`](Self::with_threads)).
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// The ids of `text`.
     ///
     /// With `allow_special = false` every character is plain text, including spellings of added
@@ -102,6 +134,17 @@ impl Tokenizer {
     /// added tokens written in the text are recognised, exactly as the reference's
     /// `encode(text, add_special_tokens=False)` does.
     pub fn encode(&self, text: &str, allow_special: bool) -> Vec<u32> {
+        if self.parallel_parts(text.len()) > 1 {
+            let mut segments = Vec::new();
+            if allow_special {
+                self.inner
+                    .added
+                    .split(text, &mut |segment| segments.push(segment));
+            } else {
+                segments.push(Segment::Text(text));
+            }
+            return self.encode_segments(&segments);
+        }
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         let mut state = EncodeState::default();
         if allow_special {
@@ -113,6 +156,61 @@ impl Tokenizer {
             self.encode_plain(text, &mut out, &mut state);
         }
         out
+    }
+
+    /// The ids of `segments` in order: each text is plain (added tokens not recognised), each
+    /// token its id. Long inputs are encoded in parallel when [`threads`](Self::threads) allows.
+    pub(crate) fn encode_segments(&self, segments: &[Segment<'_>]) -> Vec<u32> {
+        let text_bytes = parallel::text_len(segments);
+        let mut out = Vec::with_capacity(text_bytes / 3 + segments.len());
+        let parts = self.parallel_parts(text_bytes);
+        if parts <= 1 {
+            self.encode_segments_into(segments, &mut out);
+            return out;
+        }
+        let chunks = parallel::split_segments(segments, text_bytes, parts);
+        let Some((first, rest)) = chunks.split_first() else {
+            return out;
+        };
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = rest
+                .iter()
+                .map(|chunk| {
+                    scope.spawn(move || {
+                        let mut ids = Vec::with_capacity(parallel::text_len(chunk) / 3 + 1);
+                        self.encode_segments_into(chunk, &mut ids);
+                        ids
+                    })
+                })
+                .collect();
+            self.encode_segments_into(first, &mut out);
+            for handle in handles {
+                match handle.join() {
+                    Ok(ids) => out.extend_from_slice(&ids),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+        });
+        out
+    }
+
+    /// Appends the ids of `segments` to `out`, on the calling thread with one word cache.
+    fn encode_segments_into(&self, segments: &[Segment<'_>], out: &mut Vec<u32>) {
+        let mut state = EncodeState::default();
+        for segment in segments {
+            match *segment {
+                Segment::Text(text) => self.encode_plain(text, out, &mut state),
+                Segment::Token(id) => out.push(id),
+            }
+        }
+    }
+
+    /// How many parts to encode `text_bytes` of text in (1: on the calling thread).
+    fn parallel_parts(&self, text_bytes: usize) -> usize {
+        if self.threads <= 1 || text_bytes < PARALLEL_MIN_BYTES {
+            return 1;
+        }
+        self.threads.min(text_bytes / PARALLEL_PART_MIN_BYTES)
     }
 
     /// The number of ids [`encode`](Self::encode) gives for `text`.
@@ -189,6 +287,31 @@ impl Tokenizer {
             Some(Some(_)) => Ok(&self.inner.token_bytes[id as usize]),
             _ => Err(Error::Tokenizer(format!("unknown token id {id}"))),
         }
+    }
+
+    /// The id `spelling` has as a special token of a prompt: `Some` when it is recognised as one
+    /// added token with added tokens enabled, and is not that same single token as plain text.
+    ///
+    /// Only an added token's spelling can be one, so the answers are worked out once for every
+    /// added token (on first use) and looked up.
+    pub(crate) fn prompt_special_id(&self, spelling: &str) -> Option<u32> {
+        self.inner
+            .prompt_special_ids
+            .get_or_init(|| {
+                let single = self.with_threads(1);
+                self.inner
+                    .added_spellings
+                    .iter()
+                    .filter_map(|spelling| match single.encode(spelling, true).as_slice() {
+                        [id] if single.encode(spelling, false) != [*id] => {
+                            Some((spelling.clone(), *id))
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .get(spelling)
+            .copied()
     }
 
     /// The id of a token spelled `token` (byte-level spelling for vocabulary tokens, e.g. `Ġthe`).
@@ -325,6 +448,32 @@ mod tests {
                 assert_eq!(streamed, text);
             }
         }
+    }
+
+    #[test]
+    fn parallel_encode_gives_the_single_threaded_ids() {
+        let single = v4();
+        let mut seed = 0x5EED_0F7A_11E1;
+        let mut texts: Vec<String> = (0..3).map(|_| random_text(&mut seed, 6000)).collect();
+        texts.push(
+            "Hello world, the model returns 123456 tokens.\n中文テキスト ".repeat(2000)
+                + &"a".repeat(70_000),
+        );
+        for text in &texts {
+            assert!(text.len() >= PARALLEL_MIN_BYTES, "{}", text.len());
+            for allow_special in [false, true] {
+                let expected = single.encode(text, allow_special);
+                for threads in [2, 3, 8] {
+                    let parallel = single.with_threads(threads);
+                    assert_eq!(parallel.threads(), threads);
+                    assert!(
+                        parallel.encode(text, allow_special) == expected,
+                        "threads {threads}, allow_special {allow_special}"
+                    );
+                }
+            }
+        }
+        assert_eq!(single.with_threads(0).threads(), 1);
     }
 
     #[test]

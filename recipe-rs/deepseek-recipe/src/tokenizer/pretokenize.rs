@@ -48,6 +48,44 @@ pub(super) fn pretokenize<'t>(text: &'t str, emit: &mut impl FnMut(&'t str)) {
     split_words(&text[rest_start..], emit);
 }
 
+/// The first position at or after byte `from` of `text` (strictly inside it) where the text can be
+/// cut so that pre-tokenizing the two halves gives exactly the pieces of the whole, if any.
+///
+/// A cut between characters `a` and `b` is safe when one of them starts or ends a run that an
+/// earlier split isolates (numbers for split 1, CJK for split 2; each run's pieces are separate
+/// subject strings for split 3), or when split 3 cannot match across it and the match at `b` does
+/// not depend on `a`: an ASCII letter followed by an ASCII non-letter (letter runs end there), or
+/// a newline followed by an ASCII letter (newline matches end at the last newline, and the letter
+/// alternative never takes a newline as its optional first character).
+pub(super) fn safe_cut_from(text: &str, from: usize) -> Option<usize> {
+    let mut at = from.max(1);
+    while at < text.len() && !text.is_char_boundary(at) {
+        at += 1;
+    }
+    if at >= text.len() {
+        return None;
+    }
+    let mut before = text[..at].chars().next_back()?;
+    for (offset, after) in text[at..].char_indices() {
+        if is_safe_cut(before, after) {
+            return Some(at + offset);
+        }
+        before = after;
+    }
+    None
+}
+
+/// Whether pre-tokenization never joins characters `a` and `b` into one piece and the pieces on
+/// either side do not depend on the other side (see [`safe_cut_from`]).
+fn is_safe_cut(a: char, b: char) -> bool {
+    let (a_number, b_number) = (kind_of(a) == Kind::Number, kind_of(b) == Kind::Number);
+    let (a_cjk, b_cjk) = (is_cjk(a), is_cjk(b));
+    (a_number != b_number && !a_cjk && !b_cjk)
+        || (a_cjk != b_cjk && !a_number && !b_number)
+        || (a.is_ascii_alphabetic() && b.is_ascii() && !b.is_ascii_alphabetic())
+        || (a == '\n' && b.is_ascii_alphabetic())
+}
+
 /// Emits the number run starting at `start` in pieces of at most three characters; returns its end.
 fn emit_numbers<'t>(text: &'t str, start: usize, emit: &mut impl FnMut(&'t str)) -> usize {
     let mut piece_start = start;
@@ -233,6 +271,54 @@ mod tests {
         assert_eq!(pieces("\u{0}\u{0}abc"), ["\u{0}", "\u{0}abc"]);
         assert_eq!(pieces("👨\u{200D}👩"), ["👨", "\u{200D}", "👩"]);
         assert_eq!(pieces("❤\u{FE0F}"), ["❤", "\u{FE0F}"]);
+    }
+
+    /// Deterministic text from characters that exercise every split rule and cut rule.
+    fn cut_test_text(seed: &mut u64, len: usize) -> String {
+        const CHARS: &[char] = &[
+            'a', 'Z', 'é', '\u{301}', ' ', ' ', '\n', '\r', '\t', '\u{3000}', '1', '٣', '½', '.',
+            '"', '{', '😀', '中', 'カ', '\u{0}', '\u{200D}', '_', '-',
+        ];
+        (0..len)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                CHARS[(*seed % CHARS.len() as u64) as usize]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn safe_cuts_give_the_pieces_of_the_whole() {
+        let mut seed = 0x0DDB_1A5E_5BAD_5EED;
+        let mut cuts_seen = 0;
+        for round in 0..400 {
+            let text = cut_test_text(&mut seed, 2 + round % 60);
+            let whole = pieces(&text);
+            let mut from = 0;
+            while let Some(cut) = safe_cut_from(&text, from) {
+                assert!(0 < cut && cut < text.len() && cut >= from);
+                let mut halves = pieces(&text[..cut]);
+                halves.extend(pieces(&text[cut..]));
+                assert_eq!(halves, whole, "{text:?} cut at {cut}");
+                cuts_seen += 1;
+                from = cut + 1;
+            }
+        }
+        assert!(cuts_seen > 1000, "{cuts_seen}");
+    }
+
+    #[test]
+    fn cut_rules() {
+        assert_eq!(safe_cut_from("abc,def", 0), Some(3));
+        assert_eq!(safe_cut_from("ab\ncd", 0), Some(2));
+        assert_eq!(safe_cut_from("ab\ncd", 3), Some(3));
+        assert_eq!(safe_cut_from("ab\ncd", 4), None);
+        assert_eq!(safe_cut_from("x123", 2), None);
+        assert_eq!(safe_cut_from("中文abc", 1), Some(6));
+        assert_eq!(safe_cut_from(&"a".repeat(100), 0), None);
+        assert_eq!(safe_cut_from("é", 1), None);
     }
 
     #[test]
