@@ -29,11 +29,12 @@ def pin_threads(threads: int) -> None:
     """Restricts this process to `threads` CPUs, before any library starts a thread pool.
 
     Rust's `available_parallelism` and HF `tokenizers` honour the affinity mask, so a batch
-    call then uses at most `threads` threads.
+    call then uses at most `threads` threads; the thread-count variables say the same explicitly.
     """
     cpus = sorted(os.sched_getaffinity(0))
     os.sched_setaffinity(0, cpus[-threads:])
     os.environ["RAYON_NUM_THREADS"] = str(threads)
+    os.environ["DEEPSEEK_RECIPE_NUM_THREADS"] = str(threads)
     os.environ["TOKENIZERS_PARALLELISM"] = "false" if threads == 1 else "true"
 
 

@@ -75,6 +75,7 @@ def run(case: Case, runner: Runner, directory: Path, index: int, timeout: float)
     environment.update(
         TOKENIZERS_PARALLELISM="false" if runner.threads == 1 else "true",
         RAYON_NUM_THREADS=str(runner.threads),
+        DEEPSEEK_RECIPE_NUM_THREADS=str(runner.threads),
     )
     cwd = directory if runner.implementation == "peer" else REPO_ROOT
     try:
