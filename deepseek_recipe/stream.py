@@ -154,8 +154,30 @@ class StreamProcessor:
         logprobs: Sequence[tuple[float, Sequence[tuple[int, float]]]] | None = None,
     ) -> bytes:
         """Fast path: feeds generated token ids (and their logprobs); returns SSE bytes."""
-        lps = None if logprobs is None else [(lp, list(top)) for lp, top in logprobs]
-        return self._native.push_tokens_sse(list(token_ids), lps)
+        if logprobs is None:
+            return self._native.push_tokens_sse(token_ids)
+        return self._native.push_tokens_sse(token_ids, [(lp, list(top)) for lp, top in logprobs])
+
+    def push_text_many(self, pieces: Sequence[str], token_count: int = 1) -> bytes:
+        """Batch fast path: feeds text pieces of `token_count` tokens each; returns their SSE bytes.
+
+        The bytes are exactly those of calling `push_text` once per piece, concatenated; the
+        pieces are processed in one native call with the GIL released. Once the stream ends (a
+        stop sequence matched) the remaining pieces are not read: check `finished`.
+        """
+        return self._native.push_text_many(
+            pieces if isinstance(pieces, list) else list(pieces), token_count
+        )
+
+    def push_tokens_many(self, pieces: Sequence[Sequence[int]]) -> bytes:
+        """Batch fast path: feeds token-id pieces (each like one `push_tokens` call without
+        logprobs); returns their SSE bytes.
+
+        The bytes are exactly those of calling `push_tokens` once per piece, concatenated; the
+        pieces are processed in one native call with the GIL released. Once the stream ends (a
+        stop sequence matched) the remaining pieces are not read: check `finished`.
+        """
+        return self._native.push_tokens_many(pieces)
 
     def push_finish(self, finish_reason: str) -> bytes:
         """Fast path: feeds the backend's finish reason; returns SSE bytes."""

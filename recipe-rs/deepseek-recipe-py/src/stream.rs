@@ -2,17 +2,17 @@
 
 use std::sync::Mutex;
 
-use deepseek_recipe::stream::chunk::sse_frame;
 use deepseek_recipe::stream::ids::{unix_now, IdSource};
 use deepseek_recipe::stream::inference::TokenLogprobs;
 use deepseek_recipe::stream::responses::ResponsesEcho;
 use deepseek_recipe::stream::{
     Accumulator, Chunk, GeneratorConfig, InferenceChunk, InferenceFinishReason, ParsingOptions,
-    PromptUsage, StreamProcessor, TokenizerText,
+    PromptUsage, SseStream, StreamProcessor, TokenizerText,
 };
 use deepseek_recipe::Error;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyBytes, PyList};
 
 use crate::errors::to_py_err;
 use crate::requests::PyConvertedRequest;
@@ -21,33 +21,33 @@ use crate::tokenizer::PyTokenizer;
 /// A produced chunk as `(sse_event, compact JSON data)`.
 type ChunkRecord = (Option<&'static str>, String);
 
-/// The processor, the accumulated response and the protocol's terminal SSE data.
+/// The SSE stream, and the buffers its single-piece calls use (reused between calls).
 struct State {
-    processor: StreamProcessor,
-    accumulator: Accumulator,
+    stream: SseStream,
+    buffer: Vec<u8>,
+    ids: Vec<u32>,
 }
 
-impl State {
-    /// Accumulates `chunks` and returns them as records.
-    fn records(&mut self, chunks: Vec<Chunk>) -> Vec<ChunkRecord> {
-        chunks
-            .into_iter()
-            .map(|chunk| {
-                self.accumulator.accumulate(&chunk);
-                (chunk.sse_event(), chunk.to_json())
-            })
-            .collect()
-    }
-
-    /// Accumulates `chunks` and returns their SSE frames as one byte string.
-    fn sse(&mut self, chunks: Vec<Chunk>) -> Vec<u8> {
-        let mut out = String::new();
-        for chunk in chunks {
-            self.accumulator.accumulate(&chunk);
-            out.push_str(&chunk.to_sse());
+/// Appends the ids of an int sequence to `ids` (a list is read without the iterator protocol).
+fn read_ids(piece: &Bound<'_, PyAny>, ids: &mut Vec<u32>) -> PyResult<()> {
+    if let Ok(list) = piece.cast::<PyList>() {
+        for id in list.iter() {
+            ids.push(id.extract()?);
         }
-        out.into_bytes()
+    } else {
+        for id in piece.try_iter()? {
+            ids.push(id?.extract()?);
+        }
     }
+    Ok(())
+}
+
+/// Records of `chunks` (already accumulated).
+fn records(chunks: Vec<Chunk>) -> Vec<ChunkRecord> {
+    chunks
+        .into_iter()
+        .map(|chunk| (chunk.sse_event(), chunk.to_json()))
+        .collect()
 }
 
 /// Turns a model's output into one protocol's chunks, SSE bytes and complete response.
@@ -65,6 +65,78 @@ impl PyStreamProcessor {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         f(&mut guard)
+    }
+
+    /// Runs `write` on the stream with the GIL held (single pieces: releasing it costs more
+    /// than the work) and returns what it wrote to the reused buffer as `bytes`.
+    fn write_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        write: impl FnOnce(&mut SseStream, &mut Vec<u8>) -> deepseek_recipe::Result<()>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.with(|state| {
+            state.buffer.clear();
+            write(&mut state.stream, &mut state.buffer).map_err(to_py_err)?;
+            Ok(PyBytes::new(py, &state.buffer))
+        })
+    }
+
+    /// Runs `write` on the stream with the GIL released (batches and other heavy work) and
+    /// returns what it wrote as `bytes`.
+    fn write_bytes_detached<'py, R: Send>(
+        &self,
+        py: Python<'py>,
+        write: impl FnOnce(&mut SseStream, &mut Vec<u8>) -> deepseek_recipe::Result<R> + Send,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py.detach(|| {
+            self.with(|state| {
+                let mut out = Vec::new();
+                write(&mut state.stream, &mut out).map(|_| out)
+            })
+        });
+        Ok(PyBytes::new(py, &bytes.map_err(to_py_err)?))
+    }
+}
+
+/// Token-id pieces flattened: all ids, and where each piece ends.
+struct TokenPieces {
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+}
+
+impl TokenPieces {
+    /// Reads a sequence of int sequences (lists are read without the iterator protocol).
+    fn extract(pieces: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let mut flat = Self {
+            ids: Vec::new(),
+            ends: Vec::new(),
+        };
+        if let Ok(list) = pieces.cast::<PyList>() {
+            flat.ends.reserve(list.len());
+            flat.ids.reserve(list.len());
+            for piece in list.iter() {
+                flat.add(&piece)?;
+            }
+        } else {
+            for piece in pieces.try_iter()? {
+                flat.add(&piece?)?;
+            }
+        }
+        Ok(flat)
+    }
+
+    fn add(&mut self, piece: &Bound<'_, PyAny>) -> PyResult<()> {
+        read_ids(piece, &mut self.ids)?;
+        self.ends.push(self.ids.len());
+        Ok(())
+    }
+
+    /// The pieces as slices of the flat ids.
+    fn slices(&self) -> impl Iterator<Item = &[u32]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.ids[start..end])
     }
 }
 
@@ -154,8 +226,9 @@ impl PyStreamProcessor {
         let processor = StreamProcessor::with_id_source(config, options, tokenizer, ids);
         Ok(Self {
             state: Mutex::new(State {
-                processor,
-                accumulator,
+                stream: SseStream::new(processor, accumulator),
+                buffer: Vec::new(),
+                ids: Vec::new(),
             }),
         })
     }
@@ -163,31 +236,26 @@ impl PyStreamProcessor {
     /// Feeds one inference chunk given as JSON; returns `[(sse_event, data_json), ...]`.
     fn push(&self, py: Python<'_>, chunk_json: &str) -> PyResult<Vec<ChunkRecord>> {
         let chunk = InferenceChunk::from_json(chunk_json).map_err(to_py_err)?;
-        py.detach(|| self.with(|s| s.processor.push(chunk).map(|c| s.records(c))))
+        py.detach(|| self.with(|s| s.stream.push_chunks(chunk).map(records)))
             .map_err(to_py_err)
     }
 
     /// Feeds one inference chunk given as JSON; returns the SSE frames it produced.
     fn push_sse<'py>(&self, py: Python<'py>, chunk_json: &str) -> PyResult<Bound<'py, PyBytes>> {
         let chunk = InferenceChunk::from_json(chunk_json).map_err(to_py_err)?;
-        let bytes = py
-            .detach(|| self.with(|s| s.processor.push(chunk).map(|c| s.sse(c))))
-            .map_err(to_py_err)?;
-        Ok(PyBytes::new(py, &bytes))
+        self.write_bytes_detached(py, |stream, out| stream.push(chunk, out))
     }
 
     /// Feeds a text piece of `token_count` tokens; returns the SSE frames it produced.
     fn push_text_sse<'py>(
         &self,
         py: Python<'py>,
-        content: String,
+        content: &str,
         token_count: u64,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let chunk = InferenceChunk::text(content, token_count);
-        let bytes = self
-            .with(|s| s.processor.push(chunk).map(|c| s.sse(c)))
-            .map_err(to_py_err)?;
-        Ok(PyBytes::new(py, &bytes))
+        self.write_bytes(py, |stream, out| {
+            stream.push_text(content, token_count, out)
+        })
     }
 
     /// Feeds generated token ids (with optional logprobs); returns the SSE frames produced.
@@ -195,64 +263,82 @@ impl PyStreamProcessor {
     fn push_tokens_sse<'py>(
         &self,
         py: Python<'py>,
-        token_ids: Vec<u32>,
+        token_ids: &Bound<'py, PyAny>,
         logprobs: Option<Vec<TokenLogprobs>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let chunk = InferenceChunk::tokens(token_ids, logprobs);
-        let bytes = self
-            .with(|s| s.processor.push(chunk).map(|c| s.sse(c)))
-            .map_err(to_py_err)?;
-        Ok(PyBytes::new(py, &bytes))
+        self.with(|state| {
+            state.ids.clear();
+            read_ids(token_ids, &mut state.ids)?;
+            state.buffer.clear();
+            state
+                .stream
+                .push_tokens(&state.ids, logprobs.as_deref(), &mut state.buffer)
+                .map_err(to_py_err)?;
+            Ok(PyBytes::new(py, &state.buffer))
+        })
+    }
+
+    /// Feeds text pieces of `token_count` tokens each, exactly as one `push_text_sse` per
+    /// piece, with the GIL released; returns all their SSE frames. Pieces after the stream
+    /// ended (a stop sequence) are not read.
+    #[pyo3(signature = (pieces, token_count=1))]
+    fn push_text_many<'py>(
+        &self,
+        py: Python<'py>,
+        pieces: Vec<PyBackedStr>,
+        token_count: u64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.write_bytes_detached(py, |stream, out| {
+            stream.push_text_many(pieces.iter().map(|piece| &**piece), token_count, out)
+        })
+    }
+
+    /// Feeds token-id pieces (each one `push_tokens_sse` call without logprobs) with the GIL
+    /// released; returns all their SSE frames. Pieces after the stream ended are not read.
+    fn push_tokens_many<'py>(
+        &self,
+        py: Python<'py>,
+        pieces: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let pieces = TokenPieces::extract(pieces)?;
+        self.write_bytes_detached(py, |stream, out| {
+            stream.push_tokens_many(pieces.slices(), out)
+        })
     }
 
     /// Feeds the backend's finish reason; returns the SSE frames it produced.
     fn push_finish_sse<'py>(&self, py: Python<'py>, reason: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let chunk = InferenceChunk::finish(finish_reason(reason)?);
-        let bytes = self
-            .with(|s| s.processor.push(chunk).map(|c| s.sse(c)))
-            .map_err(to_py_err)?;
-        Ok(PyBytes::new(py, &bytes))
+        let reason = finish_reason(reason)?;
+        self.write_bytes(py, |stream, out| stream.push_finish(reason, out))
     }
 
     /// Ends the stream; returns the chunks this produced as `[(sse_event, data_json), ...]`.
     fn finish(&self) -> PyResult<Vec<ChunkRecord>> {
-        self.with(|s| s.processor.finish().map(|c| s.records(c)))
+        self.with(|s| s.stream.finish_chunks().map(records))
             .map_err(to_py_err)
     }
 
     /// Ends the stream; returns its last SSE frames, the terminal `[DONE]` included where the
     /// protocol has one. Safe to call after the stream already finished (then only `[DONE]`).
     fn finish_sse<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = self.with(|s| -> deepseek_recipe::Result<Vec<u8>> {
-            let mut out = if s.processor.finished() {
-                Vec::new()
-            } else {
-                let chunks = s.processor.finish()?;
-                s.sse(chunks)
-            };
-            if let Some(done) = s.accumulator.sse_done_data() {
-                out.extend_from_slice(sse_frame(None, done).as_bytes());
-            }
-            Ok(out)
-        });
-        Ok(PyBytes::new(py, &bytes.map_err(to_py_err)?))
+        self.write_bytes(py, SseStream::finish)
     }
 
     /// Whether the stream has ended (finish chunk, stop sequence or `finish`).
     #[getter]
     fn finished(&self) -> bool {
-        self.with(|s| s.processor.finished())
+        self.with(|s| s.stream.finished())
     }
 
     /// The data of the protocol's terminal SSE message (`[DONE]` for Chat), if any.
     #[getter]
     fn done_data(&self) -> Option<&'static str> {
-        self.with(|s| s.accumulator.sse_done_data())
+        self.with(|s| s.stream.accumulator().sse_done_data())
     }
 
     /// The complete (non-streamed) response accumulated so far, as JSON.
     fn response_json(&self) -> String {
-        self.with(|s| s.accumulator.to_json())
+        self.with(|s| s.stream.accumulator().to_json())
     }
 }
 

@@ -1,13 +1,23 @@
-//! Per-piece cost of the stream processor on a generated ~20K-token output with reasoning,
-//! content and 20 tool calls, fed as ~4-character text pieces and as one-token id chunks.
+//! Per-piece cost of SSE streaming on a generated ~20K-token output with reasoning, content and
+//! 20 tool calls, fed as ~4-character text pieces and as one-token id pieces, for each protocol,
+//! at 1× and 16× the size (the per-piece cost should stay flat). Every piece goes the serving
+//! path: parse, generate, accumulate the complete response, write SSE bytes.
+//!
+//! `STREAM_BENCH_SCALES=1,4,16` picks the sizes (default `1,16`). On Linux the benches time the
+//! thread's CPU time (`/proc/thread-self/schedstat`), which a loaded shared machine distorts far
+//! less than wall time; `STREAM_BENCH_CLOCK=wall` (or any other OS) times wall-clock instead.
 #![allow(missing_docs)] // `criterion_group!` generates an undocumented public function.
+
+use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use deepseek_recipe::stream::chat::ChatConfig;
 use deepseek_recipe::stream::ids::IdSource;
+use deepseek_recipe::stream::messages::MessagesConfig;
+use deepseek_recipe::stream::responses::ResponsesConfig;
 use deepseek_recipe::stream::{
-    GeneratorConfig, InferenceChunk, InferenceFinishReason, ParsingOptions, StreamProcessor,
-    ThinkingInitialStage, TokenizerText,
+    Accumulator, GeneratorConfig, InferenceFinishReason, ParsingOptions, PromptUsage, SseStream,
+    StreamProcessor, ThinkingInitialStage, TokenizerText,
 };
 use deepseek_recipe::Tokenizer;
 
@@ -25,85 +35,162 @@ fn words(count: usize, seed: usize) -> String {
     text
 }
 
-/// Reasoning, content and 20 V4 tool calls: about 20K tokens.
-fn generated_output() -> String {
-    let mut output = words(7000, 1);
+/// Reasoning, content and 20 V4 tool calls: about 20K tokens per unit of `scale`.
+fn generated_output(scale: usize) -> String {
+    let mut output = words(7000 * scale, 1);
     output.push_str("</think>");
-    output.push_str(&words(7000, 2));
+    output.push_str(&words(7000 * scale, 2));
     output.push_str("\n\n<｜DSML｜tool_calls>\n");
     for call in 0..20 {
         output.push_str("<｜DSML｜invoke name=\"search\">\n");
         output.push_str("<｜DSML｜parameter name=\"q\" string=\"true\">");
-        output.push_str(&words(250, call));
+        output.push_str(&words(250 * scale, call));
         output.push_str("</｜DSML｜parameter>\n<｜DSML｜parameter name=\"limit\" string=\"false\">10</｜DSML｜parameter>\n</｜DSML｜invoke>\n");
     }
     output.push_str("</｜DSML｜tool_calls>");
     output
 }
 
-fn processor() -> StreamProcessor {
-    let config = GeneratorConfig::Chat(ChatConfig {
-        id: "chatcmpl-bench".into(),
-        model: "DeepSeek-V4-Pro".into(),
-        thinking_mode: true,
-        ..ChatConfig::default()
-    });
+fn config(protocol: &str) -> GeneratorConfig {
+    let (id, model) = ("bench-1".to_owned(), "DeepSeek-V4-Pro".to_owned());
+    match protocol {
+        "chat" => GeneratorConfig::Chat(ChatConfig {
+            id,
+            model,
+            thinking_mode: true,
+            created: Some(1),
+            ..ChatConfig::default()
+        }),
+        "responses" => GeneratorConfig::Responses(Box::new(ResponsesConfig {
+            id,
+            model,
+            thinking_mode: true,
+            created_at: Some(1),
+            ..ResponsesConfig::default()
+        })),
+        _ => GeneratorConfig::Messages(MessagesConfig {
+            id,
+            model,
+            thinking_mode: true,
+            signature: None,
+        }),
+    }
+}
+
+fn stream(protocol: &str) -> SseStream {
+    let config = config(protocol);
     let options = ParsingOptions {
         parse_tool_calls: true,
         thinking_initial_stage: Some(ThinkingInitialStage::ReasoningStart),
         ..ParsingOptions::default()
     };
-    StreamProcessor::with_id_source(
+    let accumulator = Accumulator::for_config(&config, 1, PromptUsage::default());
+    let processor = StreamProcessor::with_id_source(
         config,
         options,
         Some(TokenizerText::deepseek_v4()),
         IdSource::seeded(1),
-    )
+    );
+    SseStream::new(processor, accumulator)
 }
 
-fn run(chunks: &[InferenceChunk]) -> usize {
-    let mut processor = processor();
-    let mut produced = 0;
-    for chunk in chunks {
-        produced += processor
-            .push(chunk.clone())
-            .map_or(0, |chunks| chunks.len());
+/// Streams every piece; returns the SSE bytes written (the buffer is drained like a server's).
+fn run_text(protocol: &str, pieces: &[&str]) -> usize {
+    let mut stream = stream(protocol);
+    let mut out = Vec::new();
+    let mut written = 0;
+    for piece in pieces {
+        stream
+            .push_text(piece, 1, &mut out)
+            .expect("the stream is open");
+        written += out.len();
+        out.clear();
     }
-    produced
+    stream
+        .push_finish(InferenceFinishReason::Stop, &mut out)
+        .expect("the stream is open");
+    written + out.len()
+}
+
+fn run_tokens(protocol: &str, ids: &[u32]) -> usize {
+    let mut stream = stream(protocol);
+    let mut out = Vec::new();
+    let mut written = 0;
+    for id in ids {
+        stream
+            .push_tokens(std::slice::from_ref(id), None, &mut out)
+            .expect("the stream is open");
+        written += out.len();
+        out.clear();
+    }
+    stream
+        .push_finish(InferenceFinishReason::Stop, &mut out)
+        .expect("the stream is open");
+    written + out.len()
+}
+
+/// The output cut into pieces of four characters.
+fn text_pieces(output: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for (count, (offset, _)) in output.char_indices().enumerate() {
+        if count > 0 && count % 4 == 0 {
+            pieces.push(&output[start..offset]);
+            start = offset;
+        }
+    }
+    pieces.push(&output[start..]);
+    pieces
+}
+
+/// CPU time this thread has run, when the OS reports it (Linux: first field of schedstat, ns).
+fn thread_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos = stat.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanos))
+}
+
+/// Times `iters` runs of `routine` in CPU time when available (see the module docs).
+fn timed(iters: u64, mut routine: impl FnMut() -> usize) -> Duration {
+    let cpu = std::env::var("STREAM_BENCH_CLOCK").as_deref() != Ok("wall");
+    let start_cpu = thread_cpu_time().filter(|_| cpu);
+    let start = Instant::now();
+    for _ in 0..iters {
+        black_box(routine());
+    }
+    match (start_cpu, thread_cpu_time()) {
+        (Some(before), Some(after)) => after.saturating_sub(before),
+        _ => start.elapsed(),
+    }
 }
 
 fn bench_stream(c: &mut Criterion) {
-    let output = generated_output();
-    let mut text_chunks = Vec::new();
-    let mut piece = String::new();
-    for ch in output.chars() {
-        piece.push(ch);
-        if piece.chars().count() == 4 {
-            text_chunks.push(InferenceChunk::text(std::mem::take(&mut piece), 1));
-        }
-    }
-    text_chunks.push(InferenceChunk::text(piece, 1));
-    text_chunks.push(InferenceChunk::finish(InferenceFinishReason::Stop));
-
-    let ids = Tokenizer::deepseek_v4().encode(&output, true);
-    let mut token_chunks: Vec<InferenceChunk> = ids
-        .iter()
-        .map(|&id| InferenceChunk::tokens(vec![id], None))
+    let scales: Vec<usize> = std::env::var("STREAM_BENCH_SCALES")
+        .unwrap_or_else(|_| "1,16".to_owned())
+        .split(',')
+        .filter_map(|scale| scale.trim().parse().ok())
         .collect();
-    token_chunks.push(InferenceChunk::finish(InferenceFinishReason::Stop));
     let _ = TokenizerText::deepseek_v4();
-
-    let mut group = c.benchmark_group(format!("stream_{}_tokens", ids.len()));
-    group.sample_size(10);
-    group.throughput(Throughput::Elements(text_chunks.len() as u64));
-    group.bench_function("text_pieces_4_chars", |b| {
-        b.iter(|| run(black_box(&text_chunks)))
-    });
-    group.throughput(Throughput::Elements(token_chunks.len() as u64));
-    group.bench_function("token_id_pieces", |b| {
-        b.iter(|| run(black_box(&token_chunks)))
-    });
-    group.finish();
+    for scale in scales {
+        let output = generated_output(scale);
+        let pieces = text_pieces(&output);
+        let ids = Tokenizer::deepseek_v4().encode(&output, true);
+        let mut group = c.benchmark_group(format!("stream_{scale}x"));
+        group.sample_size(10);
+        group.warm_up_time(Duration::from_secs(1));
+        group.measurement_time(Duration::from_secs(3));
+        for protocol in ["chat", "responses", "messages"] {
+            group.throughput(Throughput::Elements(pieces.len() as u64));
+            group.bench_function(format!("{protocol}/text_pieces_4_chars"), |b| {
+                b.iter_custom(|iters| timed(iters, || run_text(protocol, black_box(&pieces))))
+            });
+            group.throughput(Throughput::Elements(ids.len() as u64));
+            group.bench_function(format!("{protocol}/token_id_pieces"), |b| {
+                b.iter_custom(|iters| timed(iters, || run_tokens(protocol, black_box(&ids))))
+            });
+        }
+        group.finish();
+    }
 }
 
 criterion_group!(benches, bench_stream);

@@ -1,5 +1,7 @@
 //! Properties of the stream processor: however the model output is split into text pieces, the
-//! accumulated (non-streamed) response is the same as for one piece.
+//! accumulated (non-streamed) response is the same as for one piece; every chunk's hand-written
+//! JSON is what `serde_json` writes for it; batch pushing writes the SSE bytes of one-by-one
+//! pushing.
 //!
 //! Pieces carry `token_count: 0` (so usage does not depend on the split), tool-call ids come from
 //! a seeded source, and JSON output mode is left out (it reports every prefix piece as `" "`, so
@@ -10,8 +12,8 @@ use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
 use deepseek_recipe::stream::responses::{ResponsesConfig, ResponsesResponse};
 use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, InferenceFinishReason, ParsingOptions,
-    PromptUsage, StreamProcessor, ThinkingInitialStage,
+    Accumulator, Chunk, GeneratorConfig, InferenceChunk, InferenceFinishReason, ParsingOptions,
+    PromptUsage, SseStream, StreamProcessor, ThinkingInitialStage,
 };
 use proptest::prelude::*;
 
@@ -71,6 +73,11 @@ fn accumulate(pieces: &[&str], options: &ParsingOptions, protocol: usize) -> Str
         chunks.extend(processor.push(finish).expect("finish"));
     }
     for chunk in &chunks {
+        assert_eq!(
+            chunk.to_json(),
+            serde_json_of(chunk),
+            "hand-written JSON differs"
+        );
         accumulator.accumulate(chunk);
     }
     let mut value: serde_json::Value = serde_json::from_str(&accumulator.to_json()).expect("json");
@@ -78,6 +85,45 @@ fn accumulate(pieces: &[&str], options: &ParsingOptions, protocol: usize) -> Str
         object.remove("completed_at");
     }
     value.to_string()
+}
+
+/// The chunk as `serde_json` writes its typed value (what the hand-written writer must match).
+fn serde_json_of(chunk: &Chunk) -> String {
+    match chunk {
+        Chunk::Chat(chunk) => serde_json::to_string(chunk),
+        Chunk::Messages(event) => serde_json::to_string(event),
+        Chunk::Responses(event) => serde_json::to_string(event),
+    }
+    .expect("json")
+}
+
+/// The SSE bytes of `pieces` through [`SseStream`], one call per piece or one batch call, and
+/// the accumulated response (the stream ends with `finish`, `[DONE]` included).
+fn sse_bytes(pieces: &[&str], options: &ParsingOptions, protocol: usize, batch: bool) -> Vec<u8> {
+    let thinking_mode = options.thinking_initial_stage.is_some();
+    let (mut generator, accumulator) = config(protocol, thinking_mode);
+    // Responses report `completed_at` as the later of the clock and `created_at`: a future
+    // `created_at` keeps the two runs compared identical.
+    generator.set_created(4_000_000_000);
+    let processor =
+        StreamProcessor::with_id_source(generator, options.clone(), None, IdSource::seeded(7));
+    let mut stream = SseStream::new(processor, accumulator);
+    let mut out = Vec::new();
+    if batch {
+        stream
+            .push_text_many(pieces.iter().copied(), 1, &mut out)
+            .expect("push");
+    } else {
+        for piece in pieces {
+            stream.push_text(piece, 1, &mut out).expect("push");
+            if stream.finished() {
+                break;
+            }
+        }
+    }
+    stream.finish(&mut out).expect("finish");
+    out.extend_from_slice(stream.accumulator().to_json().as_bytes());
+    out
 }
 
 /// A model output built from words, reasoning, markup and tool calls in both DSML spellings.
@@ -170,6 +216,19 @@ proptest! {
         let whole = accumulate(&[output.as_str()], &options, protocol);
         let pieces = split_at(&output, &cuts);
         prop_assert_eq!(accumulate(&pieces, &options, protocol), whole);
+    }
+
+    #[test]
+    fn batches_write_the_bytes_of_one_by_one_pushing(
+        (output, options) in output_strategy(),
+        cuts in prop::collection::vec(any::<usize>(), 0..24),
+        protocol in 0usize..3,
+    ) {
+        let pieces = split_at(&output, &cuts);
+        prop_assert_eq!(
+            sse_bytes(&pieces, &options, protocol, true),
+            sse_bytes(&pieces, &options, protocol, false)
+        );
     }
 }
 

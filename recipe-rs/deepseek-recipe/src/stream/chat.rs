@@ -1,8 +1,14 @@
 //! OpenAI Chat Completions: `chat.completion.chunk` objects and the accumulated `chat.completion`.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
+use super::chunk::Emit;
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
+use super::json_writer::{
+    write_key, write_opt_str, write_str, write_u64, write_usize, write_value,
+};
 use super::logprobs::LogprobEntry;
 
 /// What the Chat generator needs from the request.
@@ -146,20 +152,124 @@ pub struct ChatChunkChoice {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChatChunk {
     /// Completion id.
-    pub id: String,
+    pub id: Arc<str>,
     /// Always `chat.completion.chunk`.
     pub object: &'static str,
     /// Unix seconds, fixed for the stream.
     pub created: u64,
     /// Model name.
-    pub model: String,
+    pub model: Arc<str>,
     /// Backend fingerprint.
-    pub system_fingerprint: Option<String>,
+    pub system_fingerprint: Option<Arc<str>>,
     /// The one choice.
-    pub choices: Vec<ChatChunkChoice>,
+    pub choices: [ChatChunkChoice; 1],
     /// Usage: present on the final chunk, `null` on others when requested, else absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Option<ChatUsage>>,
+}
+
+impl ChatChunk {
+    /// Appends the chunk's compact JSON (the bytes `serde_json` writes, without its overhead).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"id\":");
+        write_str(out, &self.id);
+        write_key(out, "object", false);
+        write_str(out, self.object);
+        write_key(out, "created", false);
+        write_u64(out, self.created);
+        write_key(out, "model", false);
+        write_str(out, &self.model);
+        write_key(out, "system_fingerprint", false);
+        write_opt_str(out, self.system_fingerprint.as_deref());
+        write_key(out, "choices", false);
+        out.push(b'[');
+        for (position, choice) in self.choices.iter().enumerate() {
+            if position > 0 {
+                out.push(b',');
+            }
+            choice.write_json(out);
+        }
+        out.push(b']');
+        if let Some(usage) = &self.usage {
+            write_key(out, "usage", false);
+            write_value(out, usage);
+        }
+        out.push(b'}');
+    }
+}
+
+impl ChatChunkChoice {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"index\":");
+        write_u64(out, u64::from(self.index));
+        write_key(out, "delta", false);
+        self.delta.write_json(out);
+        write_key(out, "logprobs", false);
+        write_value(out, &self.logprobs);
+        write_key(out, "finish_reason", false);
+        write_opt_str(out, self.finish_reason);
+        out.push(b'}');
+    }
+}
+
+impl ChatDelta {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        let mut first = true;
+        if let Some(role) = self.role {
+            write_key(out, "role", first);
+            write_str(out, role);
+            first = false;
+        }
+        if let Some(content) = &self.content {
+            write_key(out, "content", first);
+            write_opt_str(out, content.as_deref());
+            first = false;
+        }
+        if let Some(reasoning) = &self.reasoning_content {
+            write_key(out, "reasoning_content", first);
+            write_opt_str(out, reasoning.as_deref());
+            first = false;
+        }
+        if let Some(calls) = &self.tool_calls {
+            write_key(out, "tool_calls", first);
+            out.push(b'[');
+            for (position, call) in calls.iter().enumerate() {
+                if position > 0 {
+                    out.push(b',');
+                }
+                call.write_json(out);
+            }
+            out.push(b']');
+        }
+        out.push(b'}');
+    }
+}
+
+impl ChatToolCallDelta {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"index\":");
+        write_usize(out, self.index);
+        if let Some(id) = &self.id {
+            write_key(out, "id", false);
+            write_str(out, id);
+        }
+        if let Some(kind) = self.kind {
+            write_key(out, "type", false);
+            write_str(out, kind);
+        }
+        write_key(out, "function", false);
+        out.push(b'{');
+        let mut first = true;
+        if let Some(name) = &self.function.name {
+            write_key(out, "name", true);
+            write_str(out, name);
+            first = false;
+        }
+        write_key(out, "arguments", first);
+        write_str(out, &self.function.arguments);
+        out.extend_from_slice(b"}}");
+    }
 }
 
 /// Builds Chat chunks from processor events.
@@ -167,7 +277,10 @@ pub struct ChatChunk {
 pub struct ChatGenerator {
     config: ChatConfig,
     created: u64,
-    system_fingerprint: Option<String>,
+    system_fingerprint: Option<Arc<str>>,
+    /// The completion id and model name, shared by every chunk.
+    id: Arc<str>,
+    model: Arc<str>,
 }
 
 impl ChatGenerator {
@@ -175,6 +288,8 @@ impl ChatGenerator {
     pub fn new(config: ChatConfig) -> Self {
         let created = config.created.unwrap_or_else(super::ids::unix_now);
         Self {
+            id: Arc::from(config.id.as_str()),
+            model: Arc::from(config.model.as_str()),
             config,
             created,
             system_fingerprint: None,
@@ -198,12 +313,12 @@ impl ChatGenerator {
             None => None,
         };
         ChatChunk {
-            id: self.config.id.clone(),
+            id: Arc::clone(&self.id),
             object: "chat.completion.chunk",
             created: self.created,
-            model: self.config.model.clone(),
+            model: Arc::clone(&self.model),
             system_fingerprint: self.system_fingerprint.clone(),
-            choices: vec![ChatChunkChoice {
+            choices: [ChatChunkChoice {
                 index: 0,
                 delta,
                 logprobs,
@@ -214,9 +329,8 @@ impl ChatGenerator {
     }
 
     /// The role chunk.
-    pub fn start(&mut self, start: &StreamStart, out: &mut Vec<ChatChunk>) {
-        self.system_fingerprint
-            .clone_from(&start.system_fingerprint);
+    pub fn start(&mut self, start: &StreamStart, out: &mut impl Emit<ChatChunk>) {
+        self.system_fingerprint = start.system_fingerprint.as_deref().map(Arc::from);
         let delta = if !self.config.thinking_mode {
             ChatDelta {
                 role: Some("assistant"),
@@ -238,11 +352,11 @@ impl ChatGenerator {
                 ..ChatDelta::default()
             }
         };
-        out.push(self.chunk(delta, None));
+        out.emit(self.chunk(delta, None));
     }
 
     /// Chunks for one output event.
-    pub fn event(&mut self, event: OutputEvent, out: &mut Vec<ChatChunk>) {
+    pub fn event(&mut self, event: OutputEvent, out: &mut impl Emit<ChatChunk>) {
         match event {
             OutputEvent::Reasoning(delta) => {
                 let logprobs = (!delta.logprobs.is_empty()).then_some(ChatLogprobs {
@@ -254,14 +368,14 @@ impl ChatGenerator {
                     reasoning_content: Some(Some(delta.text)),
                     ..ChatDelta::default()
                 };
-                out.push(self.chunk(delta, logprobs));
+                out.emit(self.chunk(delta, logprobs));
             }
             OutputEvent::Content(delta) => {
                 let logprobs = (!delta.logprobs.is_empty()).then_some(ChatLogprobs {
                     content: Some(delta.logprobs),
                     reasoning_content: None,
                 });
-                out.push(self.chunk(self.content_delta(delta.text), logprobs));
+                out.emit(self.chunk(self.content_delta(delta.text), logprobs));
             }
             OutputEvent::ToolCallStart { index, id, name } => {
                 let call = ChatToolCallDelta {
@@ -277,7 +391,7 @@ impl ChatGenerator {
                     tool_calls: Some(vec![call]),
                     ..ChatDelta::default()
                 };
-                out.push(self.chunk(delta, None));
+                out.emit(self.chunk(delta, None));
             }
             OutputEvent::ToolCallArguments { index, fragment } => {
                 let call = ChatToolCallDelta {
@@ -293,7 +407,7 @@ impl ChatGenerator {
                     tool_calls: Some(vec![call]),
                     ..ChatDelta::default()
                 };
-                out.push(self.chunk(delta, None));
+                out.emit(self.chunk(delta, None));
             }
         }
     }
@@ -307,7 +421,7 @@ impl ChatGenerator {
     }
 
     /// The final chunk.
-    pub fn finish(&mut self, end: &StreamEnd, usage: &StreamUsage, out: &mut Vec<ChatChunk>) {
+    pub fn finish(&mut self, end: &StreamEnd, usage: &StreamUsage, out: &mut impl Emit<ChatChunk>) {
         let finish_reason = match end {
             StreamEnd::Stop { tool_calls: true } => "tool_calls",
             StreamEnd::Stop { tool_calls: false } | StreamEnd::StopSequence(_) => "stop",
@@ -319,7 +433,7 @@ impl ChatGenerator {
             usage.reasoning_tokens = None;
         }
         let delta = self.content_delta(String::new());
-        out.push(self.chunk_with(
+        out.emit(self.chunk_with(
             delta,
             None,
             Some(finish_reason),
@@ -415,8 +529,10 @@ impl ChatResponse {
 
     /// Adds one chunk.
     pub fn accumulate(&mut self, chunk: &ChatChunk) {
-        self.system_fingerprint
-            .clone_from(&chunk.system_fingerprint);
+        match (&mut self.system_fingerprint, &chunk.system_fingerprint) {
+            (Some(ours), Some(theirs)) if **ours == **theirs => {}
+            (ours, theirs) => *ours = theirs.as_deref().map(str::to_owned),
+        }
         if let Some(Some(usage)) = &chunk.usage {
             self.usage = Some(usage.clone());
         }

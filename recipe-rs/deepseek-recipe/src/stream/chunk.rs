@@ -6,6 +6,19 @@ use super::inference::PromptUsage;
 use super::messages::{MessagesEvent, MessagesResponse};
 use super::responses::{ResponsesEvent, ResponsesResponse};
 
+/// Where a generator or processor puts the chunks it makes, in order: a `Vec` collects them, a
+/// writer (see [`super::SseStream`]) frames each as it is made.
+pub trait Emit<T> {
+    /// Takes the next chunk.
+    fn emit(&mut self, chunk: T);
+}
+
+impl<T> Emit<T> for Vec<T> {
+    fn emit(&mut self, chunk: T) {
+        self.push(chunk);
+    }
+}
+
 /// One protocol chunk (Chat) or event (Responses, Messages).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Chunk {
@@ -20,12 +33,18 @@ pub enum Chunk {
 impl Chunk {
     /// The chunk as compact JSON text, byte-exact with the official API.
     pub fn to_json(&self) -> String {
-        let json = match self {
-            Self::Chat(chunk) => serde_json::to_string(chunk),
-            Self::Messages(event) => serde_json::to_string(event),
-            Self::Responses(event) => serde_json::to_string(event),
-        };
-        json.expect("chunk types always serialise")
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        String::from_utf8(out).expect("the JSON writer only writes UTF-8")
+    }
+
+    /// Appends the chunk's compact JSON text (the bytes of [`Self::to_json`]) to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Self::Chat(chunk) => chunk.write_json(out),
+            Self::Messages(event) => event.write_json(out),
+            Self::Responses(event) => event.write_json(out),
+        }
     }
 
     /// The SSE `event:` name (`None` for Chat, which sends bare `data:` lines).
@@ -39,7 +58,22 @@ impl Chunk {
 
     /// The chunk framed as one server-sent event (`event: …\ndata: …\n\n`).
     pub fn to_sse(&self) -> String {
-        sse_frame(self.sse_event(), &self.to_json())
+        let mut out = Vec::new();
+        self.write_sse(&mut out);
+        String::from_utf8(out).expect("the JSON writer only writes UTF-8")
+    }
+
+    /// Appends the chunk framed as one server-sent event (the bytes of [`Self::to_sse`]).
+    pub fn write_sse(&self, out: &mut Vec<u8>) {
+        out.reserve(256);
+        if let Some(event) = self.sse_event() {
+            out.extend_from_slice(b"event: ");
+            out.extend_from_slice(event.as_bytes());
+            out.push(b'\n');
+        }
+        out.extend_from_slice(b"data: ");
+        self.write_json(out);
+        out.extend_from_slice(b"\n\n");
     }
 }
 

@@ -4,7 +4,6 @@ use std::borrow::Cow;
 
 use super::inference::TokenLogprobs;
 use super::logprobs::{token_display, LogprobEntry, TopLogprobEntry};
-use super::parser::Piece;
 
 /// Pending bytes beyond this are released lossily (a UTF-8 character needs at most 4), so byte
 /// soup cannot grow memory.
@@ -30,51 +29,55 @@ pub struct TokenDecoder {
     /// Log probability of each pending id (`None` when its chunk carried none).
     pending_logprobs: Vec<Option<LogprobEntry>>,
     pending_ids: u64,
+    /// The text of the piece being built (reused between chunks).
+    text: String,
 }
 
-/// The pieces one token chunk produced and the number of ids it released.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DecodedChunk {
-    /// Pieces for the parser, in order.
-    pub pieces: Vec<Piece>,
-    /// Token ids whose text was released (counted as completion tokens).
-    pub released_ids: u64,
+/// The pending bytes as text: borrowed when valid UTF-8, else decoded lossily.
+fn pending_text(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 impl TokenDecoder {
     /// Whether the pending bytes decode to text that can be released: non-empty and not ending
     /// in an incomplete (or invalid) sequence.
     fn text_complete(&self) -> bool {
-        let text = String::from_utf8_lossy(&self.pending_bytes);
+        let text = pending_text(&self.pending_bytes);
         !text.is_empty() && !text.ends_with('\u{FFFD}')
     }
 
-    /// Moves everything pending (decoded lossily) into `piece`.
-    fn release(&mut self, piece: &mut Piece, result: &mut DecodedChunk) {
-        piece
-            .text
-            .push_str(&String::from_utf8_lossy(&self.pending_bytes));
+    /// Moves everything pending (decoded lossily) into the current piece; returns the number
+    /// of ids released.
+    fn release(&mut self, logprobs: &mut Vec<LogprobEntry>) -> u64 {
+        self.text.push_str(&pending_text(&self.pending_bytes));
         // Entries are reported only when every released id has one.
-        let entries: Option<Vec<LogprobEntry>> = self.pending_logprobs.drain(..).collect();
-        piece.logprobs.extend(entries.into_iter().flatten());
-        result.released_ids += self.pending_ids;
+        if self.pending_logprobs.iter().all(Option::is_some) {
+            logprobs.extend(self.pending_logprobs.drain(..).flatten());
+        } else {
+            self.pending_logprobs.clear();
+        }
         self.pending_bytes.clear();
-        self.pending_ids = 0;
+        std::mem::take(&mut self.pending_ids)
     }
 
-    /// Decodes one chunk of ids (with optional logprobs, one per id, already validated).
-    pub fn decode(
+    /// Decodes one chunk of ids (with optional logprobs, one per id, already validated) and
+    /// hands every piece it completes, in order, to `emit` as `(text, logprobs)`: a run of
+    /// ordinary tokens is one piece, each special token another. Returns the number of ids
+    /// whose text was released (counted as completion tokens).
+    pub fn decode_each(
         &mut self,
         tokenizer: &dyn TokenText,
         ids: &[u32],
         logprobs: Option<&[TokenLogprobs]>,
-    ) -> DecodedChunk {
-        let mut result = DecodedChunk::default();
-        let mut current = Piece {
-            from_tokens: true,
-            ..Piece::default()
-        };
+        mut emit: impl FnMut(&str, Vec<LogprobEntry>),
+    ) -> u64 {
+        let mut released = 0;
+        let mut current_logprobs = Vec::new();
         let mut has_current = false;
+        self.text.clear();
         for (position, &id) in ids.iter().enumerate() {
             let bytes = tokenizer.token_bytes(id).unwrap_or_default();
             let bytes = bytes.as_ref();
@@ -99,24 +102,16 @@ impl TokenDecoder {
                 });
             if tokenizer.is_special(id) {
                 if self.pending_ids > 0 {
-                    self.release(&mut current, &mut result);
+                    released += self.release(&mut current_logprobs);
                     has_current = true;
                 }
                 if has_current {
-                    let empty = Piece {
-                        from_tokens: true,
-                        ..Piece::default()
-                    };
-                    result.pieces.push(std::mem::replace(&mut current, empty));
+                    emit(&self.text, std::mem::take(&mut current_logprobs));
+                    self.text.clear();
                     has_current = false;
                 }
-                let special = Piece {
-                    text: String::from_utf8_lossy(bytes).into_owned(),
-                    logprobs: entry.into_iter().collect(),
-                    from_tokens: true,
-                };
-                result.pieces.push(special);
-                result.released_ids += 1;
+                emit(&pending_text(bytes), entry.into_iter().collect());
+                released += 1;
                 continue;
             }
             self.pending_bytes.extend_from_slice(bytes);
@@ -132,13 +127,14 @@ impl TokenDecoder {
                 .is_none_or(|&next| tokenizer.is_special(next));
             let overflow = self.pending_bytes.len() > MAX_PENDING_BYTES;
             if run_ends && (overflow || self.text_complete()) {
-                self.release(&mut current, &mut result);
+                released += self.release(&mut current_logprobs);
                 has_current = true;
             }
         }
         if has_current {
-            result.pieces.push(current);
+            emit(&self.text, current_logprobs);
         }
-        result
+        self.text.clear();
+        released
     }
 }

@@ -3,7 +3,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::chunk::Emit;
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
+use super::json_writer::{write_key, write_str, write_usize, write_value};
 
 /// What the Messages generator needs from the request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -185,6 +187,31 @@ impl MessagesEvent {
     }
 }
 
+impl MessagesEvent {
+    /// Appends the event's compact JSON (deltas written directly, other events via serde).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        let Self::ContentBlockDelta { index, delta } = self else {
+            write_value(out, self);
+            return;
+        };
+        out.extend_from_slice(b"{\"type\":\"content_block_delta\",\"index\":");
+        write_usize(out, *index);
+        let (kind, key, text) = match delta {
+            BlockDelta::ThinkingDelta { thinking } => ("thinking_delta", "thinking", thinking),
+            BlockDelta::TextDelta { text } => ("text_delta", "text", text),
+            BlockDelta::InputJsonDelta { partial_json } => {
+                ("input_json_delta", "partial_json", partial_json)
+            }
+            BlockDelta::SignatureDelta { signature } => ("signature_delta", "signature", signature),
+        };
+        out.extend_from_slice(b",\"delta\":{\"type\":");
+        write_str(out, kind);
+        write_key(out, key, false);
+        write_str(out, text);
+        out.extend_from_slice(b"}}");
+    }
+}
+
 /// Kind of the open content block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum OpenBlock {
@@ -214,7 +241,7 @@ impl MessagesGenerator {
     }
 
     /// `message_start` (and the thinking block in thinking mode).
-    pub fn start(&mut self, start: &StreamStart, out: &mut Vec<MessagesEvent>) {
+    pub fn start(&mut self, start: &StreamStart, out: &mut impl Emit<MessagesEvent>) {
         let usage = StreamUsage {
             prompt: start.prompt_usage,
             ..StreamUsage::default()
@@ -229,7 +256,7 @@ impl MessagesGenerator {
             stop_sequence: None,
             usage: MessagesUsage::new(&usage),
         };
-        out.push(MessagesEvent::MessageStart { message });
+        out.emit(MessagesEvent::MessageStart { message });
         if self.config.thinking_mode {
             self.open_block(OpenBlock::Thinking, String::new(), String::new(), out);
         }
@@ -240,7 +267,7 @@ impl MessagesGenerator {
         kind: OpenBlock,
         id: String,
         name: String,
-        out: &mut Vec<MessagesEvent>,
+        out: &mut impl Emit<MessagesEvent>,
     ) {
         self.close_block(out);
         let index = self.next_index;
@@ -259,18 +286,18 @@ impl MessagesGenerator {
                 input: Value::Object(Default::default()),
             },
         };
-        out.push(MessagesEvent::ContentBlockStart {
+        out.emit(MessagesEvent::ContentBlockStart {
             index,
             content_block,
         });
         if !self.pinged {
             self.pinged = true;
-            out.push(MessagesEvent::Ping);
+            out.emit(MessagesEvent::Ping);
         }
         self.open = Some((index, kind));
     }
 
-    fn close_block(&mut self, out: &mut Vec<MessagesEvent>) {
+    fn close_block(&mut self, out: &mut impl Emit<MessagesEvent>) {
         if let Some((index, kind)) = self.open.take() {
             if kind == OpenBlock::Thinking {
                 let signature = self
@@ -278,16 +305,16 @@ impl MessagesGenerator {
                     .signature
                     .clone()
                     .unwrap_or_else(|| self.config.id.clone());
-                out.push(MessagesEvent::ContentBlockDelta {
+                out.emit(MessagesEvent::ContentBlockDelta {
                     index,
                     delta: BlockDelta::SignatureDelta { signature },
                 });
             }
-            out.push(MessagesEvent::ContentBlockStop { index });
+            out.emit(MessagesEvent::ContentBlockStop { index });
         }
     }
 
-    fn delta(&mut self, kind: OpenBlock, delta: BlockDelta, out: &mut Vec<MessagesEvent>) {
+    fn delta(&mut self, kind: OpenBlock, delta: BlockDelta, out: &mut impl Emit<MessagesEvent>) {
         let index = match self.open {
             Some((index, open)) if open == kind => index,
             _ => {
@@ -295,11 +322,11 @@ impl MessagesGenerator {
                 self.next_index - 1
             }
         };
-        out.push(MessagesEvent::ContentBlockDelta { index, delta });
+        out.emit(MessagesEvent::ContentBlockDelta { index, delta });
     }
 
     /// Events for one output event.
-    pub fn event(&mut self, event: OutputEvent, out: &mut Vec<MessagesEvent>) {
+    pub fn event(&mut self, event: OutputEvent, out: &mut impl Emit<MessagesEvent>) {
         match event {
             OutputEvent::Reasoning(delta) => {
                 self.delta(
@@ -332,7 +359,12 @@ impl MessagesGenerator {
     }
 
     /// Closes the open block; `message_delta` and `message_stop`.
-    pub fn finish(&mut self, end: &StreamEnd, usage: &StreamUsage, out: &mut Vec<MessagesEvent>) {
+    pub fn finish(
+        &mut self,
+        end: &StreamEnd,
+        usage: &StreamUsage,
+        out: &mut impl Emit<MessagesEvent>,
+    ) {
         self.close_block(out);
         let (stop_reason, stop_sequence) = match end {
             StreamEnd::Stop { tool_calls: true } => ("tool_use", None),
@@ -341,14 +373,14 @@ impl MessagesGenerator {
             StreamEnd::Length => ("max_tokens", None),
             StreamEnd::ContentFilter => ("refusal", None),
         };
-        out.push(MessagesEvent::MessageDelta {
+        out.emit(MessagesEvent::MessageDelta {
             delta: MessageDeltaBody {
                 stop_reason,
                 stop_sequence,
             },
             usage: MessagesUsage::new(usage),
         });
-        out.push(MessagesEvent::MessageStop);
+        out.emit(MessagesEvent::MessageStop);
     }
 }
 

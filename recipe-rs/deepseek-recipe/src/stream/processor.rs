@@ -1,16 +1,16 @@
 //! The stream processor: inference chunks in, protocol chunks out.
 
 use super::chat::ChatGenerator;
-use super::chunk::Chunk;
+use super::chunk::{Chunk, Emit};
 use super::config::GeneratorConfig;
 use super::decode::TokenDecoder;
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::ids::IdSource;
-use super::inference::{InferenceChunk, PromptUsage};
+use super::inference::{InferenceChunk, InferenceFinishReason, PromptUsage, TokenLogprobs};
 use super::messages::MessagesGenerator;
-use super::parser::{ParserEvent, Piece, StreamParser};
+use super::parser::{ParserEvent, StreamParser};
 use super::parsing_options::ParsingOptions;
-use super::responses::ResponsesGenerator;
+use super::responses::{ResponsesEvent, ResponsesGenerator};
 use super::token_text::SharedTokenText;
 use crate::error::{Error, Result};
 
@@ -33,54 +33,42 @@ impl Generator {
         }
     }
 
-    fn start(&mut self, start: &StreamStart, out: &mut Vec<Chunk>) {
+    fn start(&mut self, start: &StreamStart, out: &mut impl Emit<Chunk>) {
         match self {
-            Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.start(start, chunks)),
-            Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.start(start, chunks)),
-            Self::Responses(g) => wrap(
-                out,
-                |event| Chunk::Responses(Box::new(event)),
-                |chunks| g.start(start, chunks),
-            ),
+            Self::Chat(g) => g.start(start, &mut Wrap(out, Chunk::Chat)),
+            Self::Messages(g) => g.start(start, &mut Wrap(out, Chunk::Messages)),
+            Self::Responses(g) => g.start(start, &mut Wrap(out, responses_chunk)),
         }
     }
 
-    fn event(&mut self, event: OutputEvent, out: &mut Vec<Chunk>) {
+    fn event(&mut self, event: OutputEvent, out: &mut impl Emit<Chunk>) {
         match self {
-            Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.event(event, chunks)),
-            Self::Messages(g) => wrap(out, Chunk::Messages, |chunks| g.event(event, chunks)),
-            Self::Responses(g) => {
-                wrap(
-                    out,
-                    |event| Chunk::Responses(Box::new(event)),
-                    |chunks| g.event_for(event, chunks),
-                );
-            }
+            Self::Chat(g) => g.event(event, &mut Wrap(out, Chunk::Chat)),
+            Self::Messages(g) => g.event(event, &mut Wrap(out, Chunk::Messages)),
+            Self::Responses(g) => g.event_for(event, &mut Wrap(out, responses_chunk)),
         }
     }
 
-    fn finish(&mut self, end: &StreamEnd, usage: &StreamUsage, out: &mut Vec<Chunk>) {
+    fn finish(&mut self, end: &StreamEnd, usage: &StreamUsage, out: &mut impl Emit<Chunk>) {
         match self {
-            Self::Chat(g) => wrap(out, Chunk::Chat, |chunks| g.finish(end, usage, chunks)),
-            Self::Messages(g) => {
-                wrap(out, Chunk::Messages, |chunks| g.finish(end, usage, chunks));
-            }
-            Self::Responses(g) => {
-                wrap(
-                    out,
-                    |event| Chunk::Responses(Box::new(event)),
-                    |chunks| g.finish(end, usage, chunks),
-                );
-            }
+            Self::Chat(g) => g.finish(end, usage, &mut Wrap(out, Chunk::Chat)),
+            Self::Messages(g) => g.finish(end, usage, &mut Wrap(out, Chunk::Messages)),
+            Self::Responses(g) => g.finish(end, usage, &mut Wrap(out, responses_chunk)),
         }
     }
 }
 
-/// Runs `produce` on a protocol-typed buffer and appends its chunks wrapped by `variant`.
-fn wrap<T>(out: &mut Vec<Chunk>, variant: impl Fn(T) -> Chunk, produce: impl FnOnce(&mut Vec<T>)) {
-    let mut chunks = Vec::new();
-    produce(&mut chunks);
-    out.extend(chunks.into_iter().map(variant));
+fn responses_chunk(event: ResponsesEvent) -> Chunk {
+    Chunk::Responses(Box::new(event))
+}
+
+/// Passes a generator's protocol-typed chunks on as [`Chunk`]s wrapped by the function.
+struct Wrap<'a, S, F>(&'a mut S, F);
+
+impl<T, S: Emit<Chunk>, F: Fn(T) -> Chunk> Emit<T> for Wrap<'_, S, F> {
+    fn emit(&mut self, chunk: T) {
+        self.0.emit((self.1)(chunk));
+    }
 }
 
 /// Lifecycle of a processor.
@@ -175,94 +163,137 @@ impl StreamProcessor {
 
     /// Feeds one inference chunk; returns the protocol chunks it produced.
     pub fn push(&mut self, chunk: InferenceChunk) -> Result<Vec<Chunk>> {
-        self.check_open()?;
         let mut out = Vec::new();
+        self.push_into(chunk, &mut out)?;
+        Ok(out)
+    }
+
+    /// Feeds one inference chunk; appends the protocol chunks it produced to `out`.
+    pub fn push_into(&mut self, chunk: InferenceChunk, out: &mut impl Emit<Chunk>) -> Result<()> {
         match chunk {
             InferenceChunk::Ready {
                 prompt_usage,
                 system_fingerprint,
             } => {
+                self.check_open()?;
                 if !self.started {
                     self.start = StreamStart {
                         prompt_usage: prompt_usage.unwrap_or_default(),
                         system_fingerprint,
                     };
-                    self.ensure_started(&mut out);
+                    self.ensure_started(out);
                 }
+                Ok(())
             }
             InferenceChunk::Text {
                 content,
                 token_count,
-            } => {
-                self.ensure_started(&mut out);
-                self.completion_tokens += token_count;
-                self.parser
-                    .push(Piece::text(content), &mut self.parser_events);
-                self.forward(&mut out);
-            }
+            } => self.push_text(&content, token_count, out),
             InferenceChunk::Tokens {
                 token_ids,
                 logprobs,
-            } => {
-                if let Some(logprobs) = &logprobs {
-                    if logprobs.len() != token_ids.len() {
-                        self.status = Status::Closed;
-                        return Err(stream_error(format!(
-                            "invalid log probabilities: {} log probabilities for {} token IDs",
-                            logprobs.len(),
-                            token_ids.len()
-                        )));
-                    }
-                }
-                let Some(tokenizer) = self.tokenizer.clone() else {
-                    self.status = Status::Closed;
-                    return Err(stream_error("token chunk received without a tokenizer"));
-                };
-                self.ensure_started(&mut out);
-                let decoded = self
-                    .decoder
-                    .decode(&*tokenizer, &token_ids, logprobs.as_deref());
-                self.completion_tokens += decoded.released_ids;
-                for piece in decoded.pieces {
-                    self.parser.push(piece, &mut self.parser_events);
-                    if self.parser.stopped() {
-                        break;
-                    }
-                }
-                self.forward(&mut out);
-            }
-            InferenceChunk::Finish { finish_reason } => {
-                self.ensure_started(&mut out);
-                self.parser.finish(&mut self.parser_events);
-                self.forward(&mut out);
-                if self.status == Status::Open {
-                    let tool_calls = self.parser.tool_call_count() > 0;
-                    self.end(StreamEnd::from_finish(finish_reason, tool_calls), &mut out);
-                }
+            } => self.push_tokens(&token_ids, logprobs.as_deref(), out),
+            InferenceChunk::Finish { finish_reason } => self.push_finish(finish_reason, out),
+        }
+    }
+
+    /// Feeds a text piece that took `token_count` tokens (a `text` chunk without its copy);
+    /// appends the protocol chunks it produced to `out`.
+    pub fn push_text(
+        &mut self,
+        text: &str,
+        token_count: u64,
+        out: &mut impl Emit<Chunk>,
+    ) -> Result<()> {
+        self.check_open()?;
+        self.ensure_started(out);
+        self.completion_tokens += token_count;
+        self.parser
+            .push_str(text, Vec::new(), false, &mut self.parser_events);
+        self.forward(out);
+        Ok(())
+    }
+
+    /// Feeds generated token ids with optional log probabilities (one per id; a `tokens`
+    /// chunk without its copy); appends the protocol chunks they produced to `out`.
+    pub fn push_tokens(
+        &mut self,
+        token_ids: &[u32],
+        logprobs: Option<&[TokenLogprobs]>,
+        out: &mut impl Emit<Chunk>,
+    ) -> Result<()> {
+        self.check_open()?;
+        if let Some(logprobs) = logprobs {
+            if logprobs.len() != token_ids.len() {
+                self.status = Status::Closed;
+                return Err(stream_error(format!(
+                    "invalid log probabilities: {} log probabilities for {} token IDs",
+                    logprobs.len(),
+                    token_ids.len()
+                )));
             }
         }
-        Ok(out)
+        let Some(tokenizer) = self.tokenizer.as_deref() else {
+            self.status = Status::Closed;
+            return Err(stream_error("token chunk received without a tokenizer"));
+        };
+        if !self.started {
+            self.started = true;
+            self.generator.start(&self.start, out);
+        }
+        let parser = &mut self.parser;
+        let events = &mut self.parser_events;
+        self.completion_tokens +=
+            self.decoder
+                .decode_each(tokenizer, token_ids, logprobs, |text, logprobs| {
+                    parser.push_str(text, logprobs, true, events);
+                });
+        self.forward(out);
+        Ok(())
+    }
+
+    /// Feeds the backend's finish reason; appends the final protocol chunks to `out`.
+    pub fn push_finish(
+        &mut self,
+        finish_reason: InferenceFinishReason,
+        out: &mut impl Emit<Chunk>,
+    ) -> Result<()> {
+        self.check_open()?;
+        self.ensure_started(out);
+        self.parser.finish(&mut self.parser_events);
+        self.forward(out);
+        if self.status == Status::Open {
+            let tool_calls = self.parser.tool_call_count() > 0;
+            self.end(StreamEnd::from_finish(finish_reason, tool_calls), out);
+        }
+        Ok(())
     }
 
     /// Closes the input: flushes held text and produces the final chunks (finish reason Stop,
     /// without tool-call mapping). Returns nothing once the stream has finished.
     pub fn finish(&mut self) -> Result<Vec<Chunk>> {
-        match self.status {
-            Status::Finished => return Ok(Vec::new()),
-            Status::Closed => return Err(stream_error("stream processor is closed")),
-            Status::Open => {}
-        }
         let mut out = Vec::new();
-        self.ensure_started(&mut out);
-        self.parser.finish(&mut self.parser_events);
-        self.forward(&mut out);
-        if self.status == Status::Open {
-            self.end(StreamEnd::Stop { tool_calls: false }, &mut out);
-        }
+        self.finish_into(&mut out)?;
         Ok(out)
     }
 
-    fn ensure_started(&mut self, out: &mut Vec<Chunk>) {
+    /// [`Self::finish`], appending the final chunks to `out`.
+    pub fn finish_into(&mut self, out: &mut impl Emit<Chunk>) -> Result<()> {
+        match self.status {
+            Status::Finished => return Ok(()),
+            Status::Closed => return Err(stream_error("stream processor is closed")),
+            Status::Open => {}
+        }
+        self.ensure_started(out);
+        self.parser.finish(&mut self.parser_events);
+        self.forward(out);
+        if self.status == Status::Open {
+            self.end(StreamEnd::Stop { tool_calls: false }, out);
+        }
+        Ok(())
+    }
+
+    fn ensure_started(&mut self, out: &mut impl Emit<Chunk>) {
         if !self.started {
             self.started = true;
             self.generator.start(&self.start, out);
@@ -270,9 +301,10 @@ impl StreamProcessor {
     }
 
     /// Turns parser events into generator output; ends the stream at a stop sequence.
-    fn forward(&mut self, out: &mut Vec<Chunk>) {
+    fn forward(&mut self, out: &mut impl Emit<Chunk>) {
         let mut stop = None;
-        for event in std::mem::take(&mut self.parser_events) {
+        let mut events = std::mem::take(&mut self.parser_events);
+        for event in events.drain(..) {
             let event = match event {
                 ParserEvent::Reasoning(delta) => {
                     self.reasoning_text.push_str(&delta.text);
@@ -294,12 +326,13 @@ impl StreamProcessor {
             };
             self.generator.event(event, out);
         }
+        self.parser_events = events;
         if let Some(matched) = stop {
             self.end(StreamEnd::StopSequence(matched), out);
         }
     }
 
-    fn end(&mut self, end: StreamEnd, out: &mut Vec<Chunk>) {
+    fn end(&mut self, end: StreamEnd, out: &mut impl Emit<Chunk>) {
         let usage = StreamUsage {
             prompt: self.start.prompt_usage,
             completion_tokens: self.completion_tokens,

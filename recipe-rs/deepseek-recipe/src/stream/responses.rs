@@ -1,11 +1,14 @@
 //! OpenAI Responses: stream events and the accumulated `response` object.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::chunk::Emit;
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
+use super::json_writer::{write_key, write_str, write_u64, write_usize, write_value};
 use super::logprobs::LogprobEntry;
 use super::parser::ArgumentFragment;
 
@@ -410,7 +413,7 @@ pub struct ResponsesEvent {
     pub item: Option<OutputItem>,
     /// The item id.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub item_id: Option<String>,
+    pub item_id: Option<Arc<str>>,
     /// Token log probabilities (output text events).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logprobs: Option<Vec<LogprobEntry>>,
@@ -450,6 +453,66 @@ impl ResponsesEvent {
     }
 }
 
+impl ResponsesEvent {
+    /// Appends the event's compact JSON: the flat fields written directly, nested objects
+    /// (items, parts, the response, log probabilities) via serde.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"type\":");
+        write_str(out, self.kind);
+        if let Some(arguments) = &self.arguments {
+            write_key(out, "arguments", false);
+            write_str(out, arguments);
+        }
+        if let Some(content_index) = self.content_index {
+            write_key(out, "content_index", false);
+            write_u64(out, u64::from(content_index));
+        }
+        if let Some(delta) = &self.delta {
+            write_key(out, "delta", false);
+            write_str(out, delta);
+        }
+        if let Some(input) = &self.input {
+            write_key(out, "input", false);
+            write_str(out, input);
+        }
+        if let Some(item) = &self.item {
+            write_key(out, "item", false);
+            write_value(out, item);
+        }
+        if let Some(item_id) = &self.item_id {
+            write_key(out, "item_id", false);
+            write_str(out, item_id);
+        }
+        if let Some(logprobs) = &self.logprobs {
+            write_key(out, "logprobs", false);
+            if logprobs.is_empty() {
+                out.extend_from_slice(b"[]");
+            } else {
+                write_value(out, logprobs);
+            }
+        }
+        if let Some(output_index) = self.output_index {
+            write_key(out, "output_index", false);
+            write_usize(out, output_index);
+        }
+        if let Some(part) = &self.part {
+            write_key(out, "part", false);
+            write_value(out, part);
+        }
+        if let Some(response) = &self.response {
+            write_key(out, "response", false);
+            write_value(out, response);
+        }
+        write_key(out, "sequence_number", false);
+        write_u64(out, self.sequence_number);
+        if let Some(text) = &self.text {
+            write_key(out, "text", false);
+            write_str(out, text);
+        }
+        out.push(b'}');
+    }
+}
+
 /// Builds Responses events from processor events.
 #[derive(Debug, Clone)]
 pub struct ResponsesGenerator {
@@ -458,6 +521,8 @@ pub struct ResponsesGenerator {
     sequence: u64,
     /// The last output item is still open.
     open: bool,
+    /// The id of the latest item an event named, shared by its events: `(output index, id)`.
+    item_id: Option<(usize, Arc<str>)>,
 }
 
 impl ResponsesGenerator {
@@ -470,6 +535,7 @@ impl ResponsesGenerator {
             response,
             sequence: 0,
             open: false,
+            item_id: None,
         }
     }
 
@@ -486,32 +552,40 @@ impl ResponsesGenerator {
     }
 
     /// `response.created` and `response.in_progress`.
-    pub fn start(&mut self, _start: &StreamStart, out: &mut Vec<ResponsesEvent>) {
+    pub fn start(&mut self, _start: &StreamStart, out: &mut impl Emit<ResponsesEvent>) {
         let created = self.lifecycle("response.created");
-        out.push(created);
+        out.emit(created);
         let in_progress = self.lifecycle("response.in_progress");
-        out.push(in_progress);
+        out.emit(in_progress);
     }
 
     fn item_event(&mut self, kind: &'static str, index: usize) -> ResponsesEvent {
         let mut event = self.event(kind);
-        event.item_id = Some(self.response.output[index].id().to_owned());
+        let id = match &self.item_id {
+            Some((at, id)) if *at == index => Arc::clone(id),
+            _ => {
+                let id: Arc<str> = Arc::from(self.response.output[index].id());
+                self.item_id = Some((index, Arc::clone(&id)));
+                id
+            }
+        };
+        event.item_id = Some(id);
         event.output_index = Some(index);
         event
     }
 
-    fn add_item(&mut self, item: OutputItem, out: &mut Vec<ResponsesEvent>) -> usize {
+    fn add_item(&mut self, item: OutputItem, out: &mut impl Emit<ResponsesEvent>) -> usize {
         let index = self.response.output.len();
         self.response.output.push(item.clone());
         self.open = true;
         let mut event = self.event("response.output_item.added");
         event.item = Some(item);
         event.output_index = Some(index);
-        out.push(event);
+        out.emit(event);
         index
     }
 
-    fn add_part(&mut self, index: usize, part: ContentPart, out: &mut Vec<ResponsesEvent>) {
+    fn add_part(&mut self, index: usize, part: ContentPart, out: &mut impl Emit<ResponsesEvent>) {
         if let OutputItem::Reasoning { content, .. } | OutputItem::Message { content, .. } =
             &mut self.response.output[index]
         {
@@ -520,11 +594,11 @@ impl ResponsesGenerator {
         let mut event = self.item_event("response.content_part.added", index);
         event.content_index = Some(0);
         event.part = Some(part);
-        out.push(event);
+        out.emit(event);
     }
 
     /// The open item of the given kind, opening a new one (closing the previous) if needed.
-    fn text_item(&mut self, reasoning: bool, out: &mut Vec<ResponsesEvent>) -> usize {
+    fn text_item(&mut self, reasoning: bool, out: &mut impl Emit<ResponsesEvent>) -> usize {
         let last = self.response.output.len().checked_sub(1);
         if let Some(index) = last.filter(|_| self.open) {
             let matches = matches!(
@@ -575,7 +649,7 @@ impl ResponsesGenerator {
     }
 
     /// Events for one output event.
-    pub fn event_for(&mut self, event: OutputEvent, out: &mut Vec<ResponsesEvent>) {
+    pub fn event_for(&mut self, event: OutputEvent, out: &mut impl Emit<ResponsesEvent>) {
         match event {
             OutputEvent::Reasoning(delta) => {
                 let index = self.text_item(true, out);
@@ -587,7 +661,7 @@ impl ResponsesGenerator {
                 let mut event = self.item_event("response.reasoning_text.delta", index);
                 event.content_index = Some(0);
                 event.delta = Some(delta.text);
-                out.push(event);
+                out.emit(event);
             }
             OutputEvent::Content(delta) => {
                 let index = self.text_item(false, out);
@@ -603,7 +677,7 @@ impl ResponsesGenerator {
                 event.content_index = Some(0);
                 event.delta = Some(delta.text);
                 event.logprobs = Some(delta.logprobs);
-                out.push(event);
+                out.emit(event);
             }
             OutputEvent::ToolCallStart { id, name, .. } => {
                 self.close_open(true, "completed", out);
@@ -650,7 +724,7 @@ impl ResponsesGenerator {
                         let mut event =
                             self.item_event("response.function_call_arguments.delta", index);
                         event.delta = Some(text);
-                        out.push(event);
+                        out.emit(event);
                     }
                     OutputItem::CustomToolCall { input, .. } => {
                         if let ArgumentFragment::Value { raw, .. } = fragment {
@@ -658,7 +732,7 @@ impl ResponsesGenerator {
                             let mut event =
                                 self.item_event("response.custom_tool_call_input.delta", index);
                             event.delta = Some(raw);
-                            out.push(event);
+                            out.emit(event);
                         }
                     }
                     OutputItem::Reasoning { .. } | OutputItem::Message { .. } => {}
@@ -672,7 +746,7 @@ impl ResponsesGenerator {
         &mut self,
         for_tool_call: bool,
         status: &'static str,
-        out: &mut Vec<ResponsesEvent>,
+        out: &mut impl Emit<ResponsesEvent>,
     ) {
         let Some(index) = self
             .response
@@ -695,7 +769,7 @@ impl ResponsesGenerator {
                 let mut done = self.item_event("response.reasoning_text.done", index);
                 done.content_index = Some(0);
                 done.text = Some(text);
-                out.push(done);
+                out.emit(done);
                 self.part_done(index, content, out);
             }
             OutputItem::Message { content, .. } => {
@@ -714,40 +788,45 @@ impl ResponsesGenerator {
                 done.content_index = Some(0);
                 done.logprobs = Some(logprobs);
                 done.text = Some(text);
-                out.push(done);
+                out.emit(done);
                 self.part_done(index, content, out);
             }
             OutputItem::FunctionCall { arguments, .. } => {
                 let mut done = self.item_event("response.function_call_arguments.done", index);
                 done.arguments = Some(arguments);
-                out.push(done);
+                out.emit(done);
             }
             OutputItem::CustomToolCall { input, .. } => {
                 let mut done = self.item_event("response.custom_tool_call_input.done", index);
                 done.input = Some(input);
-                out.push(done);
+                out.emit(done);
             }
         }
         let mut event = self.event("response.output_item.done");
         event.item = Some(self.response.output[index].clone());
         event.output_index = Some(index);
-        out.push(event);
+        out.emit(event);
     }
 
     fn part_done(
         &mut self,
         index: usize,
         content: Vec<ContentPart>,
-        out: &mut Vec<ResponsesEvent>,
+        out: &mut impl Emit<ResponsesEvent>,
     ) {
         let mut event = self.item_event("response.content_part.done", index);
         event.content_index = Some(0);
         event.part = content.into_iter().next();
-        out.push(event);
+        out.emit(event);
     }
 
     /// Closes the open item; `response.completed` or `response.incomplete`.
-    pub fn finish(&mut self, end: &StreamEnd, usage: &StreamUsage, out: &mut Vec<ResponsesEvent>) {
+    pub fn finish(
+        &mut self,
+        end: &StreamEnd,
+        usage: &StreamUsage,
+        out: &mut impl Emit<ResponsesEvent>,
+    ) {
         let incomplete = match end {
             StreamEnd::Length => Some("max_output_tokens"),
             StreamEnd::ContentFilter => Some("content_filter"),
@@ -791,7 +870,7 @@ impl ResponsesGenerator {
             }
         };
         let event = self.lifecycle(kind);
-        out.push(event);
+        out.emit(event);
     }
 }
 

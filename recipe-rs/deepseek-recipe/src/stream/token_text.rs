@@ -22,6 +22,59 @@ pub type SharedTokenText = Arc<dyn TokenText + Send + Sync>;
 pub struct TokenizerText {
     tokenizer: Tokenizer,
     special: Vec<AtomicU8>,
+    /// Every token's byte-level bytes, built on first use.
+    bytes: OnceLock<ByteTable>,
+}
+
+/// The bytes of every token, concatenated: token `id` is `bytes[ends[id - 1]..ends[id]]`, so
+/// looking a token up is two loads and no allocation.
+#[derive(Debug)]
+struct ByteTable {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl ByteTable {
+    /// Maps every spelling of `tokenizer` through the byte-level alphabet (spellings with a
+    /// character outside it, such as added tokens, stay as their UTF-8 bytes).
+    fn new(tokenizer: &Tokenizer) -> Self {
+        let byte_of = byte_level_table();
+        let mut table = Self {
+            bytes: Vec::new(),
+            ends: Vec::with_capacity(tokenizer.vocab_size()),
+        };
+        for id in 0..tokenizer.vocab_size() {
+            let spelling = u32::try_from(id)
+                .ok()
+                .and_then(|id| tokenizer.id_to_token(id))
+                .unwrap_or_default();
+            let start = table.bytes.len();
+            for ch in spelling.chars() {
+                match byte_of.get(ch as usize).copied().flatten() {
+                    Some(byte) => table.bytes.push(byte),
+                    None => {
+                        table.bytes.truncate(start);
+                        table.bytes.extend_from_slice(spelling.as_bytes());
+                        break;
+                    }
+                }
+            }
+            table.ends.push(table.bytes.len());
+        }
+        table
+    }
+
+    fn get(&self, id: usize) -> &[u8] {
+        let start = if id == 0 { 0 } else { self.ends[id - 1] };
+        &self.bytes[start..self.ends[id]]
+    }
+}
+
+/// The byte each GPT-2 byte-level alphabet character (all below U+0144) stands for.
+fn byte_level_table() -> Vec<Option<u8>> {
+    (0u32..0x144)
+        .map(|code| char::from_u32(code).and_then(byte_level_byte))
+        .collect()
 }
 
 impl TokenizerText {
@@ -30,7 +83,11 @@ impl TokenizerText {
         let special = (0..tokenizer.vocab_size())
             .map(|_| AtomicU8::new(UNKNOWN))
             .collect();
-        Self { tokenizer, special }
+        Self {
+            tokenizer,
+            special,
+            bytes: OnceLock::new(),
+        }
     }
 
     /// Wraps `tokenizer` as a [`SharedTokenText`].
@@ -69,8 +126,8 @@ impl TokenText for TokenizerText {
         if self.is_special(id) {
             return Some(Cow::Borrowed(spelling.as_bytes()));
         }
-        let bytes: Option<Vec<u8>> = spelling.chars().map(byte_level_byte).collect();
-        Some(bytes.map_or(Cow::Borrowed(spelling.as_bytes()), Cow::Owned))
+        let table = self.bytes.get_or_init(|| ByteTable::new(&self.tokenizer));
+        Some(Cow::Borrowed(table.get(id as usize)))
     }
 
     fn is_special(&self, id: u32) -> bool {

@@ -39,7 +39,7 @@ impl StreamParser {
     pub(super) fn tool_block(&mut self, pos: usize, at_end: bool) -> Step {
         let hay = &self.text[pos..];
         let mut search = 0;
-        while let Some(found) = hay[search..].find(DSML) {
+        while let Some(found) = find_marker(&hay[search..], DSML) {
             let at = search + found;
             if hay[..at].ends_with("</") {
                 self.state = State::AfterBlock;
@@ -86,7 +86,7 @@ impl StreamParser {
     pub(super) fn invoke(&mut self, pos: usize, at_end: bool, out: &mut Vec<ParserEvent>) -> Step {
         let hay = &self.text[pos..];
         let mut search = 0;
-        while let Some(found) = hay[search..].find(DSML) {
+        while let Some(found) = find_marker(&hay[search..], DSML) {
             let at = search + found;
             let after = at + DSML.len();
             if hay[..at].ends_with("</") {
@@ -144,12 +144,8 @@ impl StreamParser {
     /// Skipping attribute text up to `true">` or `false">`.
     pub(super) fn param_attributes(&mut self, pos: usize, at_end: bool) -> Step {
         let hay = &self.text[pos..];
-        let string = hay
-            .find(STRING_VALUE)
-            .map(|at| (at, at + STRING_VALUE.len(), true));
-        let raw = hay
-            .find(RAW_VALUE)
-            .map(|at| (at, at + RAW_VALUE.len(), false));
+        let string = find_marker(hay, STRING_VALUE).map(|at| (at, at + STRING_VALUE.len(), true));
+        let raw = find_marker(hay, RAW_VALUE).map(|at| (at, at + RAW_VALUE.len(), false));
         let found = match (string, raw) {
             (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
             (a, b) => a.or(b),
@@ -176,7 +172,7 @@ impl StreamParser {
     ) -> Step {
         let make = move |raw| ArgumentFragment::Value { raw, string };
         let hay = &self.text[pos..];
-        if let Some(at) = hay.find(DSML_CLOSE) {
+        if let Some(at) = find_marker(hay, DSML_CLOSE) {
             let end = at + DSML_CLOSE.len();
             let incomplete = !at_end
                 && !self.spans_piece_start(pos + at, pos + end)

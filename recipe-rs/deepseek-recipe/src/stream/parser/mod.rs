@@ -232,17 +232,29 @@ impl StreamParser {
 
     /// Feeds one piece; appends what it completes to `out`.
     pub fn push(&mut self, piece: Piece, out: &mut Vec<ParserEvent>) {
+        self.push_str(&piece.text, piece.logprobs, piece.from_tokens, out);
+    }
+
+    /// Feeds one piece given by its parts (see [`Piece`]) without copying its text first;
+    /// appends what it completes to `out`.
+    pub fn push_str(
+        &mut self,
+        text: &str,
+        logprobs: Vec<LogprobEntry>,
+        from_tokens: bool,
+        out: &mut Vec<ParserEvent>,
+    ) {
         if self.state == State::Stopped {
             return;
         }
         let whole = !std::mem::take(&mut self.continue_part);
-        self.token_mode = piece.from_tokens;
+        self.token_mode = from_tokens;
         self.piece_start = self.text.len();
-        self.text.push_str(&piece.text);
+        self.text.push_str(text);
         self.parts.push(Part {
             end: self.text.len(),
             whole,
-            logprobs: piece.logprobs,
+            logprobs,
             consumed: false,
         });
         self.run(false, out);
@@ -328,12 +340,16 @@ impl StreamParser {
         if !self.token_mode || !markup {
             return partial_marker_start(hay, marker);
         }
+        let first = *marker.as_bytes().first()?;
         let longest = (marker.len() - 1).min(hay.len());
         (1..=longest).rev().find_map(|len| {
             let start = hay.len() - len;
+            if hay.as_bytes()[start] != first {
+                return None;
+            }
             let rest = marker.get(len..)?;
             let special_next = rest.starts_with(DSML) || rest.starts_with(THINK_END);
-            let is_prefix = hay.is_char_boundary(start) && marker.starts_with(&hay[start..]);
+            let is_prefix = marker.as_bytes().starts_with(&hay.as_bytes()[start..]);
             (special_next && is_prefix).then_some(start)
         })
     }
@@ -369,13 +385,31 @@ enum Step {
     Wait(usize),
 }
 
+/// Offset of the first occurrence of `marker` in `hay`. Held text is usually a few bytes, where
+/// a scan for the marker's first byte beats building a substring searcher.
+fn find_marker(hay: &str, marker: &str) -> Option<usize> {
+    const SHORT_HAY: usize = 64;
+    let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
+    let Some((&first, rest)) = needle.split_first() else {
+        return Some(0);
+    };
+    if hay.len() > SHORT_HAY {
+        return hay.find(marker);
+    }
+    let last_start = bytes.len().checked_sub(needle.len())?;
+    (0..=last_start).find(|&at| bytes[at] == first && bytes[at + 1..].starts_with(rest))
+}
+
 /// Start of the longest non-empty suffix of `hay` that is a proper prefix of `marker`.
+///
+/// Only offsets holding the marker's first byte are compared; that byte starts a UTF-8 sequence,
+/// so such an offset is always a character boundary.
 fn partial_marker_start(hay: &str, marker: &str) -> Option<usize> {
-    let longest = (marker.len() - 1).min(hay.len());
-    (1..=longest).rev().find_map(|len| {
-        let start = hay.len() - len;
-        (hay.is_char_boundary(start) && marker.starts_with(&hay[start..])).then_some(start)
-    })
+    let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
+    let first = *needle.first()?;
+    let longest = (needle.len() - 1).min(bytes.len());
+    (bytes.len() - longest..bytes.len())
+        .find(|&start| bytes[start] == first && needle.starts_with(&bytes[start..]))
 }
 
 /// Offset from which `hay` must be kept because a suffix may start one of `markers`.

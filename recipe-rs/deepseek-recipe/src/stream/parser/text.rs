@@ -38,35 +38,50 @@ enum Trim {
 
 impl StreamParser {
     /// The active markers of the current text state, in priority order.
-    fn markers(&self) -> Vec<(&str, Marker)> {
-        let mut markers = Vec::new();
-        if self.state == State::Content {
-            for (index, stop) in self.options.stop_sequences.iter().enumerate() {
-                if !stop.is_empty() {
-                    markers.push((stop.as_str(), Marker::StopSequence(index)));
+    fn markers(&self) -> impl Iterator<Item = (&str, Marker)> + '_ {
+        let content = self.state == State::Content;
+        let stops = self
+            .options
+            .stop_sequences
+            .iter()
+            .enumerate()
+            .filter(move |(_, stop)| content && !stop.is_empty())
+            .map(|(index, stop)| (stop.as_str(), Marker::StopSequence(index)));
+        let markup: &'static [(&'static str, Marker)] = if self.options.parse_tool_calls {
+            &[(THINK_END, Marker::ThinkEnd), (DSML_OPEN, Marker::DsmlOpen)]
+        } else {
+            &[(THINK_END, Marker::ThinkEnd)]
+        };
+        let json: &'static [(&'static str, Marker)] = match self.json {
+            _ if !content => &[],
+            JsonStage::Prefix => &[
+                (FENCE_OPEN_JSON, Marker::FenceOpen),
+                (FENCE_OPEN, Marker::FenceOpen),
+                ("{", Marker::BareJson),
+                ("[", Marker::BareJson),
+            ],
+            JsonStage::Fenced => &[(FENCE_CLOSE, Marker::FenceClose)],
+            JsonStage::Bare if self.prefix_backticks >= 3 => &[(FENCE_CLOSE, Marker::FenceClose)],
+            JsonStage::Off | JsonStage::AfterFence | JsonStage::Bare => &[],
+        };
+        stops
+            .chain(markup.iter().copied())
+            .chain(json.iter().copied())
+    }
+
+    /// The marker that completes first in `hay` after `skipped` bytes, as `(start, end, kind)`
+    /// (a short stop sequence inside a longer one wins; earlier markers win ties).
+    fn first_marker(&self, hay: &str, skipped: usize) -> Option<(usize, usize, Marker)> {
+        let mut found: Option<(usize, usize, Marker)> = None;
+        for (marker, kind) in self.markers() {
+            if let Some(start) = find_marker(&hay[skipped..], marker).map(|at| at + skipped) {
+                let end = start + marker.len();
+                if found.is_none_or(|(_, best, _)| end < best) {
+                    found = Some((start, end, kind));
                 }
             }
         }
-        markers.push((THINK_END, Marker::ThinkEnd));
-        if self.options.parse_tool_calls {
-            markers.push((DSML_OPEN, Marker::DsmlOpen));
-        }
-        if self.state == State::Content {
-            match self.json {
-                JsonStage::Prefix => {
-                    markers.push((FENCE_OPEN_JSON, Marker::FenceOpen));
-                    markers.push((FENCE_OPEN, Marker::FenceOpen));
-                    markers.push(("{", Marker::BareJson));
-                    markers.push(("[", Marker::BareJson));
-                }
-                JsonStage::Fenced => markers.push((FENCE_CLOSE, Marker::FenceClose)),
-                JsonStage::Bare if self.prefix_backticks >= 3 => {
-                    markers.push((FENCE_CLOSE, Marker::FenceClose));
-                }
-                JsonStage::Off | JsonStage::AfterFence | JsonStage::Bare => {}
-            }
-        }
-        markers
+        found
     }
 
     /// Reasoning and content: cut at markers, emit text per part, hold what may change.
@@ -76,7 +91,6 @@ impl StreamParser {
         at_end: bool,
         out: &mut Vec<ParserEvent>,
     ) -> Step {
-        let markers = self.markers();
         let hay = &self.text[pos..];
         // Leading newlines of the initial content are gone before stop sequences see the text
         // (after `</think>` they are still there).
@@ -85,16 +99,7 @@ impl StreamParser {
         } else {
             0
         };
-        let mut found: Option<(usize, usize, Marker)> = None;
-        // The marker that completes first wins (a short stop sequence inside a longer one).
-        for (marker, kind) in &markers {
-            if let Some(start) = hay[skipped..].find(marker).map(|at| at + skipped) {
-                let end = start + marker.len();
-                if found.is_none_or(|(_, best, _)| end < best) {
-                    found = Some((start, end, *kind));
-                }
-            }
-        }
+        let found = self.first_marker(hay, skipped);
         let reasoning = self.state == State::Reasoning;
         if let Some((start, end, kind)) = found {
             if !reasoning {
@@ -166,7 +171,7 @@ impl StreamParser {
             return Step::Wait(pos);
         }
         let mut hold = self.text.len();
-        for (marker, _) in &markers {
+        for (marker, _) in self.markers() {
             if let Some(start) = self.partial_start(hay, marker) {
                 hold = hold.min(pos + start);
             }

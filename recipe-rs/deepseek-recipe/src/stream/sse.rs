@@ -1,0 +1,173 @@
+//! SSE output: a [`StreamProcessor`] with its [`Accumulator`], writing every chunk it produces
+//! straight into the caller's byte buffer as one server-sent event.
+//!
+//! This is the serving hot path: a piece of model output goes in, its SSE bytes come out, with
+//! no JSON round trip and no allocation per chunk beyond the chunk's own text. The batch calls
+//! ([`SseStream::push_text_many`], [`SseStream::push_tokens_many`]) write exactly the bytes of
+//! pushing the pieces one by one.
+
+use super::chunk::{sse_frame, Accumulator, Chunk, Emit};
+use super::inference::{InferenceChunk, InferenceFinishReason, TokenLogprobs};
+use super::processor::StreamProcessor;
+use crate::error::Result;
+
+/// A stream processor that accumulates the complete response and writes SSE bytes.
+#[derive(Debug)]
+pub struct SseStream {
+    processor: StreamProcessor,
+    accumulator: Accumulator,
+}
+
+/// Accumulates each chunk as it is made and appends its SSE frame to the output.
+struct SseWriter<'a> {
+    accumulator: &'a mut Accumulator,
+    out: &'a mut Vec<u8>,
+}
+
+impl Emit<Chunk> for SseWriter<'_> {
+    fn emit(&mut self, chunk: Chunk) {
+        self.accumulator.accumulate(&chunk);
+        chunk.write_sse(self.out);
+    }
+}
+
+impl SseStream {
+    /// Wraps `processor`; every chunk it produces is also added to `accumulator`.
+    pub fn new(processor: StreamProcessor, accumulator: Accumulator) -> Self {
+        Self {
+            processor,
+            accumulator,
+        }
+    }
+
+    /// The processor.
+    pub fn processor(&self) -> &StreamProcessor {
+        &self.processor
+    }
+
+    /// The response accumulated from every chunk so far.
+    pub fn accumulator(&self) -> &Accumulator {
+        &self.accumulator
+    }
+
+    /// Whether the stream has ended (see [`StreamProcessor::finished`]).
+    pub fn finished(&self) -> bool {
+        self.processor.finished()
+    }
+
+    /// The processor, and a sink that accumulates and frames into `out`.
+    fn parts<'a>(&'a mut self, out: &'a mut Vec<u8>) -> (&'a mut StreamProcessor, SseWriter<'a>) {
+        let writer = SseWriter {
+            accumulator: &mut self.accumulator,
+            out,
+        };
+        (&mut self.processor, writer)
+    }
+
+    /// Feeds one inference chunk; returns the (accumulated) protocol chunks it produced.
+    pub fn push_chunks(&mut self, chunk: InferenceChunk) -> Result<Vec<Chunk>> {
+        let chunks = self.processor.push(chunk)?;
+        chunks
+            .iter()
+            .for_each(|chunk| self.accumulator.accumulate(chunk));
+        Ok(chunks)
+    }
+
+    /// Ends the input (see [`StreamProcessor::finish`]); returns the (accumulated) final
+    /// protocol chunks.
+    pub fn finish_chunks(&mut self) -> Result<Vec<Chunk>> {
+        let chunks = self.processor.finish()?;
+        chunks
+            .iter()
+            .for_each(|chunk| self.accumulator.accumulate(chunk));
+        Ok(chunks)
+    }
+
+    /// Feeds one inference chunk; appends the SSE frames it produced to `out`.
+    pub fn push(&mut self, chunk: InferenceChunk, out: &mut Vec<u8>) -> Result<()> {
+        let (processor, mut writer) = self.parts(out);
+        processor.push_into(chunk, &mut writer)
+    }
+
+    /// Feeds a text piece of `token_count` tokens; appends the SSE frames it produced to `out`.
+    pub fn push_text(&mut self, text: &str, token_count: u64, out: &mut Vec<u8>) -> Result<()> {
+        let (processor, mut writer) = self.parts(out);
+        processor.push_text(text, token_count, &mut writer)
+    }
+
+    /// Feeds generated token ids (with optional log probabilities, one per id); appends the
+    /// SSE frames they produced to `out`.
+    pub fn push_tokens(
+        &mut self,
+        token_ids: &[u32],
+        logprobs: Option<&[TokenLogprobs]>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let (processor, mut writer) = self.parts(out);
+        processor.push_tokens(token_ids, logprobs, &mut writer)
+    }
+
+    /// Feeds the backend's finish reason; appends the final SSE frames to `out`.
+    pub fn push_finish(&mut self, reason: InferenceFinishReason, out: &mut Vec<u8>) -> Result<()> {
+        let (processor, mut writer) = self.parts(out);
+        processor.push_finish(reason, &mut writer)
+    }
+
+    /// Feeds text pieces of `token_count` tokens each, in order, exactly as if each were
+    /// pushed with [`Self::push_text`]; appends all their SSE frames to `out`. Once the stream
+    /// ends (a stop sequence matched) the remaining pieces are not read. Returns the number of
+    /// pieces fed.
+    ///
+    /// # Errors
+    /// As [`Self::push_text`] for the first piece (e.g. the stream had already finished).
+    pub fn push_text_many<'a>(
+        &mut self,
+        pieces: impl IntoIterator<Item = &'a str>,
+        token_count: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<usize> {
+        let mut fed = 0;
+        for piece in pieces {
+            if fed > 0 && self.processor.finished() {
+                break;
+            }
+            self.push_text(piece, token_count, out)?;
+            fed += 1;
+        }
+        Ok(fed)
+    }
+
+    /// Feeds token-id pieces (one `tokens` chunk each, without log probabilities), in order,
+    /// exactly as if each were pushed with [`Self::push_tokens`]; appends all their SSE frames
+    /// to `out`. Once the stream ends the remaining pieces are not read. Returns the number of
+    /// pieces fed.
+    ///
+    /// # Errors
+    /// As [`Self::push_tokens`] for the first piece (e.g. no tokenizer is attached).
+    pub fn push_tokens_many<'a>(
+        &mut self,
+        pieces: impl IntoIterator<Item = &'a [u32]>,
+        out: &mut Vec<u8>,
+    ) -> Result<usize> {
+        let mut fed = 0;
+        for piece in pieces {
+            if fed > 0 && self.processor.finished() {
+                break;
+            }
+            self.push_tokens(piece, None, out)?;
+            fed += 1;
+        }
+        Ok(fed)
+    }
+
+    /// Ends the stream unless it has ended, appending its last SSE frames to `out`, then the
+    /// protocol's terminal frame (`data: [DONE]` for Chat).
+    pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<()> {
+        let (processor, mut writer) = self.parts(out);
+        processor.finish_into(&mut writer)?;
+        if let Some(done) = self.accumulator.sse_done_data() {
+            out.extend_from_slice(sse_frame(None, done).as_bytes());
+        }
+        Ok(())
+    }
+}
