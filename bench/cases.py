@@ -203,7 +203,7 @@ def stream_cases(directory: Path, sizes: Sizes, runs: int, peer: bool) -> list[C
     16x; adversarial: a huge JSON argument and 1-character pieces, at 1x, 4x, 16x."""
     tokenizer = Tokenizer.deepseek_v4()
     request = stream_workloads.stream_request()
-    runners = [Runner("ours")] + ([Runner("peer")] if peer else [])
+    runners = [Runner("ours"), Runner("ours", "batch")] + ([Runner("peer")] if peer else [])
     cases: list[Case] = []
 
     def add(name: str, series: str, scale: int, pieces: list[Any], kind: str) -> None:

@@ -77,6 +77,10 @@ def request(case: Case) -> dict[str, Any]:
     return {"seconds": seconds, "check": check, **base}
 
 
+STREAM_BATCH = 256
+"""Pieces per call in the `batch` variant of the stream cases."""
+
+
 def stream(case: Case) -> dict[str, Any]:
     """The model output fed piece by piece; SSE bytes of a Chat Completions stream out."""
     workload = json.loads(Path(case["input"]).read_text(encoding="utf-8"))
@@ -92,7 +96,14 @@ def stream(case: Case) -> dict[str, Any]:
 
     def feed(processor: StreamProcessor, sink: Callable[[bytes], object]) -> None:
         sink(processor.push_sse({"kind": "ready"}))
-        if by_tokens:
+        if case["variant"] == "batch":  # pieces as they pile up between two host writes
+            for start in range(0, len(pieces), STREAM_BATCH):
+                batch = pieces[start : start + STREAM_BATCH]
+                if by_tokens:
+                    sink(processor.push_tokens_many([[token] for token in batch]))
+                else:
+                    sink(processor.push_text_many(batch, 1))
+        elif by_tokens:
             push_tokens = processor.push_tokens
             for token in pieces:
                 sink(push_tokens([token]))
