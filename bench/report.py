@@ -147,7 +147,8 @@ def summary_lines(rows: list[Row]) -> list[str]:
         case, runner = row.outcome.case, row.outcome.runner
         if runner.implementation == "ours":
             reference = "1 thread" if runner.threads > 1 else "one call per item"
-            lines.append(f"{case.name}: {runner.label} is {1 / ratio:.2f}x the speed of {reference}")
+            speed = f"{1 / ratio:.2f}x the speed of {reference}"
+            lines.append(f"{case.name}: {runner.label} is {speed}")
         else:
             lines.append(f"{case.name}: ours is {ratio:.2f}x as fast as {runner.label} (median)")
     return lines

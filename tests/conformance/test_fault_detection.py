@@ -27,13 +27,11 @@ from conformance.cases import load_cases
 from conformance.model import Case, RunResult
 from conformance.oracle import RecipeOracle
 from conformance.runner import RunConfig, run_suite
-from deepseek_recipe import ConversionOptions
-from engine.server import ServerSettings
 from tests.conformance.fault_proxy import FaultProxy
 from tests.conformance.fault_report import FAULT_SUMMARY
 from tests.conformance.faults import BENIGN, FAULTS, Fault
 from tests.conformance.http_server import serve
-from tests.server.live import API_KEY, LiveServer, start_server
+from tests.server.live import API_KEY, LiveServer, official_rule_server
 
 MODEL = "DeepSeek-V4-Pro"
 TOY_CASES = Path(__file__).with_name("toy_cases")
@@ -82,15 +80,7 @@ def select(cases: list[Case], prefixes: tuple[str, ...]) -> list[Case]:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    live = start_server(
-        ServerSettings(
-            api_key=API_KEY,
-            conversion_options=ConversionOptions(reasoning_content_behavior="reject"),
-            max_completion_tokens=MAX_COMPLETION_TOKENS,
-        )
-    )
-    yield live
-    live.stop()
+    yield from official_rule_server(MAX_COMPLETION_TOKENS)
 
 
 async def run_through_proxy(

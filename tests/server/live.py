@@ -5,12 +5,14 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
 import uvicorn
 from starlette.applications import Starlette
 
+from deepseek_recipe import ConversionOptions
 from engine import Engine, EngineConfig
 from engine.server import ServerSettings, create_app
 
@@ -79,3 +81,17 @@ def start_server(
             raise RuntimeError("the server did not start")
         time.sleep(0.02)
     return LiveServer(engine, app, server, thread, port)
+
+
+def official_rule_server(max_completion_tokens: int) -> Iterator[LiveServer]:
+    """A module fixture body: the tiny server with the official reasoning pass-back rule
+    (`reject`) and a cap on completion tokens, stopped after the module."""
+    live = start_server(
+        ServerSettings(
+            api_key=API_KEY,
+            conversion_options=ConversionOptions(reasoning_content_behavior="reject"),
+            max_completion_tokens=max_completion_tokens,
+        )
+    )
+    yield live
+    live.stop()

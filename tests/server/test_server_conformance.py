@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from deepseek_recipe import ConversionOptions
 from deepseek_recipe.cli import main as recipe_main
-from engine.server import ServerSettings
-from tests.server.live import API_KEY, LiveServer, start_server
+from tests.server.live import API_KEY, LiveServer, official_rule_server
 
 # Families whose checks hold for any host, toy model included; model-dependent families
 # (tools, dsml, json_output, ...) run with `--no-model-checks` in the full self-test.
@@ -20,15 +18,7 @@ FAMILIES = "validation,reasoning_passback,thinking_tool_choice,streaming,usage,p
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    live = start_server(
-        ServerSettings(
-            api_key=API_KEY,
-            conversion_options=ConversionOptions(reasoning_content_behavior="reject"),
-            max_completion_tokens=8,
-        )
-    )
-    yield live
-    live.stop()
+    yield from official_rule_server(8)
 
 
 def test_conformance_self_test(server: LiveServer, tmp_path: Path) -> None:

@@ -126,15 +126,9 @@ impl SseStream {
         token_count: u64,
         out: &mut Vec<u8>,
     ) -> Result<usize> {
-        let mut fed = 0;
-        for piece in pieces {
-            if fed > 0 && self.processor.finished() {
-                break;
-            }
-            self.push_text(piece, token_count, out)?;
-            fed += 1;
-        }
-        Ok(fed)
+        self.push_many(pieces, out, |stream, piece, out| {
+            stream.push_text(piece, token_count, out)
+        })
     }
 
     /// Feeds token-id pieces (one `tokens` chunk each, without log probabilities), in order,
@@ -149,12 +143,24 @@ impl SseStream {
         pieces: impl IntoIterator<Item = &'a [u32]>,
         out: &mut Vec<u8>,
     ) -> Result<usize> {
+        self.push_many(pieces, out, |stream, piece, out| {
+            stream.push_tokens(piece, None, out)
+        })
+    }
+
+    /// Feeds `pieces` with `push` in order until the stream ends; returns how many were fed.
+    fn push_many<P>(
+        &mut self,
+        pieces: impl IntoIterator<Item = P>,
+        out: &mut Vec<u8>,
+        mut push: impl FnMut(&mut Self, P, &mut Vec<u8>) -> Result<()>,
+    ) -> Result<usize> {
         let mut fed = 0;
         for piece in pieces {
             if fed > 0 && self.processor.finished() {
                 break;
             }
-            self.push_tokens(piece, None, out)?;
+            push(self, piece, out)?;
             fed += 1;
         }
         Ok(fed)
