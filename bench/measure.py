@@ -142,6 +142,25 @@ def after_check() -> dict[str, Any]:
     return {"peak_reset": reset, "setup_rss_kib": status_kib("VmRSS")}
 
 
+def stream_result(
+    make: Callable[[], State],
+    feed: Callable[[State, Callable[[bytes], object]], None],
+    runs: int,
+) -> dict[str, Any]:
+    """Feeds one stream from `make()` into a `StreamCheck`, then times `runs` fresh streams
+    whose bytes are dropped (`len`), as a server writes them out; the stream families' result."""
+    stream_check = StreamCheck()
+    feed(make(), stream_check.add)
+    base = after_check()
+    seconds = timed_setup_runs(make, lambda state: feed(state, len), runs)
+    return {
+        "seconds": seconds,
+        "check": stream_check.chunks,
+        "summary": stream_check.summary(),
+        **base,
+    }
+
+
 def serve(drivers: Mapping[str, Driver], library: str) -> int:
     """The driver entry point: `driver CASE_FILE RESULT_FILE`; runs the case's family.
 

@@ -13,14 +13,13 @@ from typing import Any
 import deepseek_recipe as dr
 from bench.measure import (
     Case,
-    StreamCheck,
     after_check,
     digest,
     id_blocks,
     ids_digest,
     serve,
+    stream_result,
     timed_runs,
-    timed_setup_runs,
 )
 from deepseek_recipe.stream import StreamProcessor
 
@@ -114,17 +113,7 @@ def stream(case: Case) -> dict[str, Any]:
         sink(processor.push_finish("stop"))
         sink(processor.finish_sse())
 
-    stream_check = StreamCheck()
-    feed(processor(), stream_check.add)
-    base = after_check()
-    # Timed runs drop each piece's bytes (`len`), as a server writes them out.
-    seconds = timed_setup_runs(processor, lambda state: feed(state, len), case["runs"])
-    return {
-        "seconds": seconds,
-        "check": stream_check.chunks,
-        "summary": stream_check.summary(),
-        **base,
-    }
+    return stream_result(processor, feed, case["runs"])
 
 
 if __name__ == "__main__":

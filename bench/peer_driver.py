@@ -27,13 +27,12 @@ sys.path.append(str(REPO_ROOT))
 
 from bench.measure import (  # noqa: E402
     Case,
-    StreamCheck,
     after_check,
     digest,
     id_blocks,
     serve,
+    stream_result,
     timed_runs,
-    timed_setup_runs,
 )
 
 peer: Any = importlib.import_module("deepseek_recipe")
@@ -110,17 +109,7 @@ def stream(case: Case) -> dict[str, Any]:
         sink(messages(processor.finish()))
         sink(b"data: " + done.encode() + b"\n\n")
 
-    stream_check = StreamCheck()
-    feed(processor(), stream_check.add)
-    base = after_check()
-    # Timed runs drop each piece's bytes (`len`), as a server writes them out.
-    seconds = timed_setup_runs(processor, lambda state: feed(state, len), case["runs"])
-    return {
-        "seconds": seconds,
-        "check": stream_check.chunks,
-        "summary": stream_check.summary(),
-        **base,
-    }
+    return stream_result(processor, feed, case["runs"])
 
 
 if __name__ == "__main__":
