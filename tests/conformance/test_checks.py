@@ -107,16 +107,20 @@ def test_content_type():
     assert run("http.content_type", wrong)
 
 
+STREAM_FRAMING_CHECKS = (
+    "stream.events_parse",
+    "stream.terminator",
+    "stream.role_first",
+    "stream.finish_last",
+    "stream.usage_chunk",
+    "stream.event_order",
+)
+"""The framing checks every protocol's well-formed stream must pass."""
+
+
 def test_chat_stream_framing_good_and_bad():
     good = stream_exchange("chat", good_chat_stream(tool=True), {"messages": []})
-    for name in (
-        "stream.events_parse",
-        "stream.terminator",
-        "stream.role_first",
-        "stream.finish_last",
-        "stream.usage_chunk",
-        "stream.event_order",
-    ):
+    for name in STREAM_FRAMING_CHECKS:
         assert run(name, good) == [], name
     assert run("stream.role_first", good, thinking=True) == []
     assert run("stream.role_first", good, thinking=False)
@@ -176,14 +180,7 @@ def responses_events(seq_gap=False, done=False):
 
 def test_responses_framing():
     good = stream_exchange("responses", responses_events())
-    for name in (
-        "stream.events_parse",
-        "stream.terminator",
-        "stream.role_first",
-        "stream.finish_last",
-        "stream.usage_chunk",
-        "stream.event_order",
-    ):
+    for name in STREAM_FRAMING_CHECKS:
         assert run(name, good) == [], name
     assert run("stream.event_order", stream_exchange("responses", responses_events(seq_gap=True)))
     assert run("stream.terminator", stream_exchange("responses", responses_events(done=True)))
@@ -255,12 +252,7 @@ def test_messages_framing_and_view():
         {"tools": [{"name": "get_weather", "input_schema": WEATHER_CC["function"]["parameters"]}]},
     )
     for name in (
-        "stream.events_parse",
-        "stream.terminator",
-        "stream.role_first",
-        "stream.finish_last",
-        "stream.usage_chunk",
-        "stream.event_order",
+        *STREAM_FRAMING_CHECKS,
         "tools.arguments_json",
         "tools.arguments_schema",
         "usage.arithmetic",
