@@ -85,6 +85,30 @@ USAGE = {
 }
 
 
+def chat_body(
+    message: dict[str, Any],
+    finish: str = "stop",
+    usage: dict[str, Any] | None = None,
+    logprobs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A non-streamed Chat Completions response body holding `message`."""
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", **message},
+                "logprobs": logprobs,
+                "finish_reason": finish,
+            }
+        ],
+        "usage": USAGE if usage is None else usage,
+    }
+
+
 def good_chat_stream(tool: bool = False) -> list[tuple[str | None, Any]]:
     """A faithful thinking-mode Chat stream (optionally with a tool call)."""
     events: list[tuple[str | None, Any]] = [

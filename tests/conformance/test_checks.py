@@ -11,6 +11,7 @@ from conformance.oracle import NoOracle
 from tests.conformance.conftest import (
     USAGE,
     body_exchange,
+    chat_body,
     chat_chunk,
     good_chat_stream,
     make_case,
@@ -42,24 +43,6 @@ WEATHER_CC = {
         },
     },
 }
-
-
-def chat_body(message, finish="stop", usage=USAGE, logprobs=None):
-    return {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "m",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", **message},
-                "logprobs": logprobs,
-                "finish_reason": finish,
-            }
-        ],
-        "usage": usage,
-    }
 
 
 def test_every_registered_check_has_a_summary_and_source():

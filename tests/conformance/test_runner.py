@@ -5,6 +5,7 @@ import json
 
 from conformance.cases import load_cases
 from conformance.runner import RunConfig, run_suite
+from tests.conformance.conftest import chat_body
 from tests.conformance.harness import MODEL, all_cases, config, replay_host, run_against
 from tests.conformance.http_server import Request, Response, serve
 
@@ -34,28 +35,15 @@ def test_suite_passes_the_faithful_replay_host():
 
 
 def _plain_chat():
-    return {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "m",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": "hi"},
-                "logprobs": None,
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": 3,
-            "completion_tokens": 1,
-            "total_tokens": 4,
-            "prompt_tokens_details": {"cached_tokens": 0},
-            "prompt_cache_hit_tokens": 0,
-            "prompt_cache_miss_tokens": 3,
-        },
+    usage = {
+        "prompt_tokens": 3,
+        "completion_tokens": 1,
+        "total_tokens": 4,
+        "prompt_tokens_details": {"cached_tokens": 0},
+        "prompt_cache_hit_tokens": 0,
+        "prompt_cache_miss_tokens": 3,
     }
+    return chat_body({"content": "hi"}, usage=usage)
 
 
 def _one_case(prefix: str):
