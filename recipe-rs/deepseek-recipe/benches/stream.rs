@@ -94,15 +94,18 @@ fn stream(protocol: &str) -> SseStream {
     SseStream::new(processor, accumulator)
 }
 
-/// Streams every piece; returns the SSE bytes written (the buffer is drained like a server's).
-fn run_text(protocol: &str, pieces: &[&str]) -> usize {
+/// Streams every piece with `push`; returns the SSE bytes written (the buffer is drained like a
+/// server's).
+fn run_pieces<P>(
+    protocol: &str,
+    pieces: impl IntoIterator<Item = P>,
+    push: impl Fn(&mut SseStream, P, &mut Vec<u8>) -> deepseek_recipe::Result<()>,
+) -> usize {
     let mut stream = stream(protocol);
     let mut out = Vec::new();
     let mut written = 0;
     for piece in pieces {
-        stream
-            .push_text(piece, 1, &mut out)
-            .expect("the stream is open");
+        push(&mut stream, piece, &mut out).expect("the stream is open");
         written += out.len();
         out.clear();
     }
@@ -112,21 +115,18 @@ fn run_text(protocol: &str, pieces: &[&str]) -> usize {
     written + out.len()
 }
 
+/// Streams text pieces of one token each.
+fn run_text(protocol: &str, pieces: &[&str]) -> usize {
+    run_pieces(protocol, pieces, |stream, piece, out| {
+        stream.push_text(piece, 1, out)
+    })
+}
+
+/// Streams token ids one per piece.
 fn run_tokens(protocol: &str, ids: &[u32]) -> usize {
-    let mut stream = stream(protocol);
-    let mut out = Vec::new();
-    let mut written = 0;
-    for id in ids {
-        stream
-            .push_tokens(std::slice::from_ref(id), None, &mut out)
-            .expect("the stream is open");
-        written += out.len();
-        out.clear();
-    }
-    stream
-        .push_finish(InferenceFinishReason::Stop, &mut out)
-        .expect("the stream is open");
-    written + out.len()
+    run_pieces(protocol, ids, |stream, id, out| {
+        stream.push_tokens(std::slice::from_ref(id), None, out)
+    })
 }
 
 /// The output cut into pieces of four characters.
