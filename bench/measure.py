@@ -142,6 +142,20 @@ def after_check() -> dict[str, Any]:
     return {"peak_reset": reset, "setup_rss_kib": status_kib("VmRSS")}
 
 
+def repeated_result(
+    work: Callable[[], object], repeat: int, runs: int, check: list[str]
+) -> dict[str, Any]:
+    """Times `runs` runs of `repeat` calls of `work` after the check run; the request families'
+    result with its `check`."""
+
+    def run_all() -> None:
+        for _ in range(repeat):
+            work()
+
+    base = after_check()
+    return {"seconds": timed_runs(run_all, runs), "check": check, **base}
+
+
 def stream_result(
     make: Callable[[], State],
     feed: Callable[[State, Callable[[bytes], object]], None],

@@ -17,6 +17,7 @@ from bench.measure import (
     digest,
     id_blocks,
     ids_digest,
+    repeated_result,
     serve,
     stream_result,
     timed_runs,
@@ -67,13 +68,7 @@ def request(case: Case) -> dict[str, Any]:
         def work() -> object:
             return convert().encode()
 
-    def run_all() -> None:
-        for _ in range(repeat):
-            work()
-
-    base = after_check()
-    seconds = timed_runs(run_all, case["runs"])
-    return {"seconds": seconds, "check": check, **base}
+    return repeated_result(work, repeat, case["runs"], check)
 
 
 STREAM_BATCH = 256

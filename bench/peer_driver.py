@@ -27,12 +27,11 @@ sys.path.append(str(REPO_ROOT))
 
 from bench.measure import (  # noqa: E402
     Case,
-    after_check,
     digest,
     id_blocks,
+    repeated_result,
     serve,
     stream_result,
-    timed_runs,
 )
 
 peer: Any = importlib.import_module("deepseek_recipe")
@@ -66,13 +65,7 @@ def request(case: Case) -> dict[str, Any]:
         def work() -> object:
             return encoding.encode(convert().conversation)
 
-    def run_all() -> None:
-        for _ in range(repeat):
-            work()
-
-    base = after_check()
-    seconds = timed_runs(run_all, case["runs"])
-    return {"seconds": seconds, "check": check, **base}
+    return repeated_result(work, repeat, case["runs"], check)
 
 
 def stream(case: Case) -> dict[str, Any]:
