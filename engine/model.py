@@ -148,6 +148,41 @@ class StepInput:
     # `MultiHeadLatentAttention`); None on the CPU
     padded_slots: torch.Tensor | None = None
 
+    @functools.cached_property
+    def padded_layout(self) -> PaddedLayout | None:
+        """The index work of the fixed-width attention, done once per step for every layer
+        (None without `padded_slots`)."""
+        if self.padded_slots is None:
+            return None
+        device = self.padded_slots.device
+        key_pos = torch.arange(self.padded_slots.shape[1], device=device)
+        ends = torch.tensor(self.query_lens).cumsum(0)
+        decode = [i for i, length in enumerate(self.query_lens) if length == 1]
+        decode_rows = (ends[decode] - 1).to(device)
+        prompts = []
+        for i, length in enumerate(self.query_lens):
+            if length > 1:
+                rows = slice(int(ends[i]) - length, int(ends[i]))
+                hidden = key_pos[None, None, :] > self.positions[rows][:, None, None]
+                prompts.append((rows, self.padded_slots[i], hidden))
+        return PaddedLayout(
+            decode_rows=decode_rows,
+            decode_slots=self.padded_slots[decode],
+            decode_hidden=key_pos[None, None, :] > self.positions[decode_rows][:, None, None],
+            prompts=prompts,
+        )
+
+
+@dataclass(frozen=True)
+class PaddedLayout:
+    """Where each sequence's queries and padded context are in a fixed-width attention step, and
+    which keys each query must not see (later positions and padding)."""
+
+    decode_rows: torch.Tensor  # [decodes] token rows of the single-token sequences
+    decode_slots: torch.Tensor  # [decodes, width] their padded context slots
+    decode_hidden: torch.Tensor  # [decodes, 1, width] keys each decode query must not see
+    prompts: list[tuple[slice, torch.Tensor, torch.Tensor]]  # per prompt: rows, slots, hidden
+
 
 class MultiHeadLatentAttention(nn.Module):
     """MLA (DeepSeek-V2/V3): keys and values are rebuilt from a cached low-rank latent.
@@ -201,8 +236,9 @@ class MultiHeadLatentAttention(nn.Module):
         q_latent = invariant_matmul(q_nope.transpose(0, 1), w_kv[:, :nope, :]).transpose(0, 1)
         # One query row per (token, head) over the cached [latent | rotary key], scale folded in.
         queries = torch.cat([q_latent, q_rope], dim=-1) * self.scale
-        if step.padded_slots is not None:
-            attended = self._attend_fixed_width(queries, step, step.padded_slots, cache)
+        layout = step.padded_layout
+        if layout is not None:
+            attended = self._attend_fixed_width(queries, layout, cache)
         else:
             attended = self._attend_per_sequence(queries, step, cache)
         values = invariant_matmul(attended, w_kv[:, nope:, :].transpose(1, 2))
@@ -233,11 +269,7 @@ class MultiHeadLatentAttention(nn.Module):
         return torch.cat(outputs, dim=0).transpose(0, 1)
 
     def _attend_fixed_width(
-        self,
-        queries: torch.Tensor,
-        step: StepInput,
-        padded_slots: torch.Tensor,
-        cache: torch.Tensor,
+        self, queries: torch.Tensor, layout: PaddedLayout, cache: torch.Tensor
     ) -> torch.Tensor:
         """CUDA attention over contexts padded to one fixed width (masked by position).
 
@@ -247,29 +279,21 @@ class MultiHeadLatentAttention(nn.Module):
         [heads, tokens, kv_lora_rank].
         """
         cfg, rank = self.config, self.config.kv_lora_rank
-        width = padded_slots.shape[1]
-        key_pos = torch.arange(width, device=queries.device)
-        ends = torch.tensor(step.query_lens).cumsum(0)
         attended = queries.new_empty(queries.shape[0], cfg.num_heads, rank)
-        decode = [i for i, length in enumerate(step.query_lens) if length == 1]
-        if decode:
-            rows = (ends[decode] - 1).to(queries.device)
-            context = cache[padded_slots[decode]]  # [decodes, width, latent]
+        rows = layout.decode_rows
+        if rows.numel():
+            context = cache[layout.decode_slots]  # [decodes, width, latent]
             scores = invariant_matmul(queries[rows], context.transpose(1, 2))
-            hidden = key_pos[None, None, :] > step.positions[rows][:, None, None]
-            probs = invariant_softmax(scores.masked_fill(hidden, float("-inf")))
+            probs = invariant_softmax(scores.masked_fill(layout.decode_hidden, float("-inf")))
             attended[rows] = invariant_matmul(probs, context[..., :rank])
-        for i, length in enumerate(step.query_lens):
-            if length == 1:
-                continue
-            rows = slice(int(ends[i]) - length, int(ends[i]))
-            context = cache[padded_slots[i]]  # [width, latent]
-            scores = invariant_matmul(queries[rows].reshape(-1, cfg.latent_dim), context.t())
-            scores = scores.view(length, cfg.num_heads, width)
-            hidden = key_pos[None, None, :] > step.positions[rows][:, None, None]
+        for prompt_rows, slots, hidden in layout.prompts:
+            length = prompt_rows.stop - prompt_rows.start
+            context = cache[slots]  # [width, latent]
+            flat_queries = queries[prompt_rows].reshape(-1, cfg.latent_dim)
+            scores = invariant_matmul(flat_queries, context.t()).view(length, cfg.num_heads, -1)
             probs = invariant_softmax(scores.masked_fill(hidden, float("-inf")))
-            flat = probs.view(length * cfg.num_heads, width)
-            attended[rows] = invariant_matmul(flat, context[:, :rank]).view(length, -1, rank)
+            flat = probs.view(length * cfg.num_heads, -1)
+            attended[prompt_rows] = invariant_matmul(flat, context[:, :rank]).view(length, -1, rank)
         return attended.transpose(0, 1)
 
 
