@@ -20,15 +20,15 @@ from typing import Any
 import torch
 
 import deepseek_recipe as dr
-from engine.config import EngineConfig
-from engine.constraints import (
+from deepseek_recipe_engine.config import EngineConfig
+from deepseek_recipe_engine.constraints import (
     GrammarLogitsProcessor,
     compile_grammar,
     grammar_spec,
     grammar_tokenizer,
 )
-from engine.engine import EngineCore, build_model
-from engine.recipe_request import generation_request
+from deepseek_recipe_engine.engine import EngineCore, build_model
+from deepseek_recipe_engine.recipe_request import generation_request
 
 WEATHER_TOOL = {
     "type": "function",

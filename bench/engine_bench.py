@@ -26,10 +26,10 @@ from typing import Any
 
 import torch
 
-from engine.config import EngineConfig
-from engine.engine import EngineCore, build_model
-from engine.model import DeepseekModel
-from engine.request import GenerationRequest
+from deepseek_recipe_engine.config import EngineConfig
+from deepseek_recipe_engine.engine import EngineCore, build_model
+from deepseek_recipe_engine.model import DeepseekModel
+from deepseek_recipe_engine.request import GenerationRequest
 
 PEER_VENV_PYTHON = Path(__file__).resolve().parent / ".peer-venv" / "bin" / "python"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
 
-from engine.model import DeepseekModel
+from deepseek_recipe_engine.model import DeepseekModel
 
 
 def hf_config(model: DeepseekModel) -> DeepseekV3Config:

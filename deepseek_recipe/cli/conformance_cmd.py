@@ -8,14 +8,14 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    """Add the `conformance` command; its options come from `conformance.cli`."""
+    """Add the `conformance` command; its options come from `deepseek_recipe_conformance.cli`."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "conformance",
         help="check an endpoint against the official DeepSeek API behaviour",
         description="Run the conformance suite against a DeepSeek-compatible endpoint.",
     )
     try:
-        from conformance.cli import add_arguments
+        from deepseek_recipe_conformance.cli import add_arguments
     except ImportError as error:
         parser.set_defaults(handler=_missing(error))
         return
@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the suite; the exit status is the suite's."""
-    from conformance.cli import run as run_suite
+    from deepseek_recipe_conformance.cli import run as run_suite
 
     return run_suite(args)
 

@@ -12,7 +12,7 @@ from deepseek_recipe.requests import ConversionOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The server's options (shared with `python -m engine`)."""
+    """The server's options (shared with `python -m deepseek_recipe_engine`)."""
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument("--model", default="tiny", help="engine model config (default tiny)")
@@ -96,7 +96,7 @@ def conversion_options(args: argparse.Namespace) -> ConversionOptions:
 def run(args: argparse.Namespace) -> int:
     """Start the server; returns when it stops."""
     try:
-        from engine.serve import serve_from_args
+        from deepseek_recipe_engine.serve import serve_from_args
     except ImportError as error:
         sys.stderr.write(
             f"deepseek-recipe serve: the server needs the engine and server extras ({error}); "

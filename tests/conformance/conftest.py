@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from conformance.model import Case, CheckSpec, Exchange, Source, Step
-from conformance.sse import encode_sse
+from deepseek_recipe_conformance.model import Case, CheckSpec, Exchange, Source, Step
+from deepseek_recipe_conformance.sse import encode_sse
 from tests.conformance.fault_report import FAULT_SUMMARY
 
 

@@ -6,7 +6,7 @@ import json
 
 import httpx
 
-from conformance.model import PROTOCOL_PATHS
+from deepseek_recipe_conformance.model import PROTOCOL_PATHS
 from tests.conformance.faults import Fault
 from tests.conformance.http_server import Request, Response
 from tests.conformance.wire import Wire

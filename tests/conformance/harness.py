@@ -6,10 +6,10 @@ import contextlib
 import functools
 from collections.abc import AsyncIterator
 
-from conformance.cases import load_cases
-from conformance.model import Case, RunResult
-from conformance.oracle import VectorOracle
-from conformance.runner import RunConfig, run_suite
+from deepseek_recipe_conformance.cases import load_cases
+from deepseek_recipe_conformance.model import Case, RunResult
+from deepseek_recipe_conformance.oracle import VectorOracle
+from deepseek_recipe_conformance.runner import RunConfig, run_suite
 from tests.conformance.http_server import serve
 from tests.conformance.recordings import RecordingIndex, load_recordings, vectors_dir
 from tests.conformance.replay_host import ReplayHost

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.checks.schema import validate
-from conformance.checks.tools import declared_tools
-from conformance.views import Output, output_from_body
+from deepseek_recipe_conformance.checks.schema import validate
+from deepseek_recipe_conformance.checks.tools import declared_tools
+from deepseek_recipe_conformance.views import Output, output_from_body
 
 PROTOCOL_NAMES = {"chat_completions": "chat", "responses": "responses", "messages": "messages"}
 MARKUP = ("｜DSML｜", "</think>", "<｜")

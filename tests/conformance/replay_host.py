@@ -15,8 +15,8 @@ import re
 import string
 from typing import Any
 
-from conformance.model import PROTOCOL_PATHS
-from conformance.oracle import VectorOracle, request_key
+from deepseek_recipe_conformance.model import PROTOCOL_PATHS
+from deepseek_recipe_conformance.oracle import VectorOracle, request_key
 from tests.conformance.http_server import Request, Response
 from tests.conformance.recordings import Recording, RecordingIndex
 

@@ -2,9 +2,9 @@
 
 import json
 
-from conformance.cases import builtin_dir, load_cases
-from conformance.checks import REGISTRY
-from conformance.model import PROTOCOLS
+from deepseek_recipe_conformance.cases import builtin_dir, load_cases
+from deepseek_recipe_conformance.checks import REGISTRY
+from deepseek_recipe_conformance.model import PROTOCOLS
 from tests.conformance.recordings import vectors_dir
 
 FAMILIES = {

@@ -4,10 +4,10 @@ import copy
 
 import pytest
 
-from conformance.checks import REGISTRY, CheckContext, NotApplicable
-from conformance.checks.base import StepView
-from conformance.checks.schema import validate
-from conformance.oracle import NoOracle
+from deepseek_recipe_conformance.checks import REGISTRY, CheckContext, NotApplicable
+from deepseek_recipe_conformance.checks.base import StepView
+from deepseek_recipe_conformance.checks.schema import validate
+from deepseek_recipe_conformance.oracle import NoOracle
 from tests.conformance.conftest import (
     USAGE,
     body_exchange,
@@ -410,8 +410,8 @@ def test_schema_validator():
 
 
 def test_unreadable_answer_shape_becomes_a_finding():
-    from conformance.model import CheckSpec
-    from conformance.runner import evaluate
+    from deepseek_recipe_conformance.model import CheckSpec
+    from deepseek_recipe_conformance.runner import evaluate
 
     weird = stream_exchange("chat", [(None, {"choices": [5]}), (None, "[DONE]")])
     case = make_case(checks=(CheckSpec("stream.role_first"),))
@@ -421,7 +421,7 @@ def test_unreadable_answer_shape_becomes_a_finding():
 
 
 def test_unknown_check_in_a_case_file_is_rejected(tmp_path):
-    from conformance.cases import CaseFileError, load_cases
+    from deepseek_recipe_conformance.cases import CaseFileError, load_cases
 
     (tmp_path / "x.json").write_text(
         '{"family": "x", "cases": [{"id": "x.1", "protocol": "chat", "title": "t",'
@@ -433,8 +433,8 @@ def test_unknown_check_in_a_case_file_is_rejected(tmp_path):
 
 @pytest.mark.parametrize("protocol", ["chat", "responses", "messages"])
 def test_no_answer_shape_crashes_the_suite(protocol):
-    from conformance.model import CheckSpec
-    from conformance.runner import evaluate, latency_of
+    from deepseek_recipe_conformance.model import CheckSpec
+    from deepseek_recipe_conformance.runner import evaluate, latency_of
 
     shapes = [
         None,

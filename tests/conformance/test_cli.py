@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import httpx
 
-from conformance import cli
+from deepseek_recipe_conformance import cli
 from tests.conformance.fault_proxy import FaultProxy
 from tests.conformance.faults import FAULTS
 from tests.conformance.harness import API_KEY, MODEL, all_cases, replay_host

@@ -23,10 +23,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conformance.cases import load_cases
-from conformance.model import Case, RunResult
-from conformance.oracle import RecipeOracle
-from conformance.runner import RunConfig, run_suite
+from deepseek_recipe_conformance.cases import load_cases
+from deepseek_recipe_conformance.model import Case, RunResult
+from deepseek_recipe_conformance.oracle import RecipeOracle
+from deepseek_recipe_conformance.runner import RunConfig, run_suite
 from tests.conformance.fault_proxy import FaultProxy
 from tests.conformance.fault_report import FAULT_SUMMARY
 from tests.conformance.faults import BENIGN, FAULTS, Fault

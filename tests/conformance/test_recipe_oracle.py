@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.oracle import RecipeOracle
+from deepseek_recipe_conformance.oracle import RecipeOracle
 from tests.vectors import load_jsonl
 
 

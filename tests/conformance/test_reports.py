@@ -8,10 +8,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conformance.model import CaseResult, CheckSpec, RunResult
-from conformance.oracle import NoOracle
-from conformance.reports import render_html, render_json, render_junit
-from conformance.runner import evaluate, latency_of
+from deepseek_recipe_conformance.model import CaseResult, CheckSpec, RunResult
+from deepseek_recipe_conformance.oracle import NoOracle
+from deepseek_recipe_conformance.reports import render_html, render_json, render_junit
+from deepseek_recipe_conformance.runner import evaluate, latency_of
 from tests.conformance.conftest import (
     body_exchange,
     chat_chunk,

@@ -3,8 +3,8 @@
 import asyncio
 import json
 
-from conformance.cases import load_cases
-from conformance.runner import RunConfig, run_suite
+from deepseek_recipe_conformance.cases import load_cases
+from deepseek_recipe_conformance.runner import RunConfig, run_suite
 from tests.conformance.conftest import chat_body
 from tests.conformance.harness import MODEL, all_cases, config, replay_host, run_against
 from tests.conformance.http_server import Request, Response, serve

@@ -1,4 +1,4 @@
-from conformance.sse import encode_sse, parse_sse
+from deepseek_recipe_conformance.sse import encode_sse, parse_sse
 
 
 def test_events_with_names_and_multiline_data():

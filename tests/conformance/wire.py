@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.sse import parse_sse
+from deepseek_recipe_conformance.sse import parse_sse
 
 
 @dataclass

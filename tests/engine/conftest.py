@@ -11,9 +11,9 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from engine.config import EngineConfig
-from engine.engine import EngineCore, build_model
-from engine.model import DeepseekModel
+from deepseek_recipe_engine.config import EngineConfig
+from deepseek_recipe_engine.engine import EngineCore, build_model
+from deepseek_recipe_engine.model import DeepseekModel
 
 torch.set_num_threads(1)
 

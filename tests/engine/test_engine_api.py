@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
-from engine.config import EngineConfig
-from engine.engine import Engine, EngineError, GenerationResult
-from engine.request import Finish, GenerationRequest, Ready, Tokens
+from deepseek_recipe_engine.config import EngineConfig
+from deepseek_recipe_engine.engine import Engine, EngineError, GenerationResult
+from deepseek_recipe_engine.request import Finish, GenerationRequest, Ready, Tokens
 
 PROMPT = [5 + i for i in range(30)]
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from engine.engine import GenerationResult
-from engine.request import GenerationRequest
+from deepseek_recipe_engine.engine import GenerationResult
+from deepseek_recipe_engine.request import GenerationRequest
 
 
 def requests() -> list[GenerationRequest]:

@@ -24,15 +24,15 @@ import pytest
 import torch
 
 import deepseek_recipe as dr
-from engine.constraints import (
+from deepseek_recipe_engine.constraints import (
     EOS_TOKEN,
     ConstraintError,
     GrammarLogitsProcessor,
     compile_grammar,
     grammar_spec,
 )
-from engine.grammar import DSML, GrammarSpec
-from engine.recipe_request import generation_request
+from deepseek_recipe_engine.grammar import DSML, GrammarSpec
+from deepseek_recipe_engine.recipe_request import generation_request
 from tests.vectors import load_jsonl
 
 SEEDS = range(6)

@@ -6,7 +6,7 @@ Needs the optional peer `transformers` (bench only); skipped where it is not ins
 import pytest
 import torch
 
-from engine.request import GenerationRequest
+from deepseek_recipe_engine.request import GenerationRequest
 
 pytest.importorskip("transformers")
 

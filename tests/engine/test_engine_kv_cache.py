@@ -1,8 +1,8 @@
 """Prefix caching: exact hit counts, LRU eviction, no leaked blocks."""
 
-from engine.kv_cache import BlockManager
-from engine.request import GenerationRequest
-from engine.sequence import Sequence
+from deepseek_recipe_engine.kv_cache import BlockManager
+from deepseek_recipe_engine.request import GenerationRequest
+from deepseek_recipe_engine.sequence import Sequence
 
 BLOCK = 16
 

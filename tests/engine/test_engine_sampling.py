@@ -2,8 +2,8 @@
 
 import torch
 
-from engine.request import GenerationRequest
-from engine.sampler import MAX_TOP_LOGPROBS, SamplingRow, generator_seed, sample
+from deepseek_recipe_engine.request import GenerationRequest
+from deepseek_recipe_engine.sampler import MAX_TOP_LOGPROBS, SamplingRow, generator_seed, sample
 
 PROMPT = list(range(100, 137))
 

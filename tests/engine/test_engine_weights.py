@@ -5,10 +5,10 @@ import json
 import pytest
 import torch
 
-from engine.config import EngineConfig, model_config, tokenizer_json, v4_vocab_size
-from engine.engine import EngineCore
-from engine.model import DeepseekModel, WeightsMismatchError
-from engine.request import GenerationRequest
+from deepseek_recipe_engine.config import EngineConfig, model_config, tokenizer_json, v4_vocab_size
+from deepseek_recipe_engine.engine import EngineCore
+from deepseek_recipe_engine.model import DeepseekModel, WeightsMismatchError
+from deepseek_recipe_engine.request import GenerationRequest
 
 
 def test_vocab_is_the_v4_tokenizer_vocab():

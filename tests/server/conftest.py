@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from deepseek_recipe import ConversionOptions
-from engine.server import ServerSettings
+from deepseek_recipe_engine.server import ServerSettings
 from tests.server.live import API_KEY, LiveServer, start_server
 
 SERVER_OPTIONS = ConversionOptions(reasoning_content_behavior="reject")

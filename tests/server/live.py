@@ -13,8 +13,8 @@ import uvicorn
 from starlette.applications import Starlette
 
 from deepseek_recipe import ConversionOptions
-from engine import Engine, EngineConfig
-from engine.server import ServerSettings, create_app
+from deepseek_recipe_engine import Engine, EngineConfig
+from deepseek_recipe_engine.server import ServerSettings, create_app
 
 API_KEY = "sk-test-0123456789abcdef"
 

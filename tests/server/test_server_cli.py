@@ -1,4 +1,4 @@
-"""`deepseek-recipe serve` and `python -m engine` start a working server, as the docs show."""
+"""`deepseek-recipe serve` and `python -m deepseek_recipe_engine` start a working server, as the docs show."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def wait_until_up(base_url: str, process: subprocess.Popen[bytes], timeout_s: fl
 
 @pytest.mark.parametrize(
     "command",
-    [["-m", "deepseek_recipe.cli", "serve"], ["-m", "engine"]],
+    [["-m", "deepseek_recipe.cli", "serve"], ["-m", "deepseek_recipe_engine"]],
     ids=["deepseek-recipe-serve", "python-m-engine"],
 )
 def test_command_serves_chat(command: list[str]) -> None:

@@ -10,8 +10,8 @@ import httpx
 import openai
 import pytest
 
-from engine import EngineConfig
-from engine.server import ServerSettings
+from deepseek_recipe_engine import EngineConfig
+from deepseek_recipe_engine.server import ServerSettings
 from tests.server.live import API_KEY, LiveServer, start_server
 
 HEADERS = {"authorization": f"Bearer {API_KEY}"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.server import ServerSettings
+from deepseek_recipe_engine.server import ServerSettings
 from tests.server.live import API_KEY, LiveServer, start_server
 
 CONCURRENT = 200

@@ -1,0 +1,7 @@
+"""`python -m deepseek_recipe_conformance --base-url URL --model NAME ...`."""
+
+import sys
+
+from deepseek_recipe_conformance.cli import main
+
+sys.exit(main())

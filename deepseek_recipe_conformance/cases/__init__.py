@@ -1,0 +1,136 @@
+"""Case files: one JSON file per feature family in this directory, loaded into `Case` objects.
+
+File layout::
+
+    {"family": "tools", "description": "...", "common_checks": [...],
+     "cases": [{"id": "tools.auto", "protocol": "chat", "title": "...", "scenario": "tool_call",
+                "source": "docs:https://...", "required": true,
+                "modes": ["body", "stream"],  # or "steps": [{"body": {...}, "stream": true}]
+                "body": {"model": "{model}", ...},
+                "checks": [{"check": "tools.called", "min": 1, "severity": "major"}]}]}
+
+`common_checks` are prepended to the checks of every case in the file. `modes` expands one
+case into `<id>.body` / `<id>.stream`. `{model}` in any string is replaced
+by the model under test. Streaming steps get `"stream": true` in their body.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from deepseek_recipe_conformance.checks import REGISTRY
+from deepseek_recipe_conformance.model import PROTOCOLS, Case, CheckSpec, Severity, Source, Step
+
+CHECK_KEYS = ("check", "severity", "required", "source", "assumes_model")
+
+
+class CaseFileError(ValueError):
+    """A case file does not follow the format."""
+
+
+def substitute(value: Any, model: str) -> Any:
+    """Replace `{model}` in every string of a JSON value."""
+    if isinstance(value, str):
+        return value.replace("{model}", model)
+    if isinstance(value, list):
+        return [substitute(v, model) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, model) for k, v in value.items()}
+    return value
+
+
+def _check_spec(raw: Any, where: str) -> CheckSpec:
+    if not isinstance(raw, dict) or not isinstance(raw.get("check"), str):
+        raise CaseFileError(f"{where}: a check needs a 'check' name")
+    if raw["check"] not in REGISTRY:
+        raise CaseFileError(f"{where}: unknown check {raw['check']!r}")
+    return CheckSpec(
+        name=raw["check"],
+        params={k: v for k, v in raw.items() if k not in CHECK_KEYS},
+        severity=Severity(raw["severity"]) if "severity" in raw else None,
+        required=raw.get("required"),
+        source=Source.parse(raw["source"]) if "source" in raw else None,
+        assumes_model=bool(raw.get("assumes_model", False)),
+    )
+
+
+def _with_stream(body: dict[str, Any], stream: bool) -> dict[str, Any]:
+    return {**body, "stream": True} if stream else body
+
+
+def _expand(
+    raw: dict[str, Any], family: str, model: str, where: str, common_checks: list[Any]
+) -> list[Case]:
+    for key in ("id", "protocol", "title", "source", "checks"):
+        if key not in raw:
+            raise CaseFileError(f"{where}: missing {key!r}")
+    if raw["protocol"] not in PROTOCOLS:
+        raise CaseFileError(f"{where}: unknown protocol {raw['protocol']!r}")
+    checks = tuple(
+        _check_spec(c, f"{where}.checks[{i}]") for i, c in enumerate(common_checks + raw["checks"])
+    )
+    common = {
+        "family": family,
+        "protocol": raw["protocol"],
+        "title": raw["title"],
+        "checks": checks,
+        "required": bool(raw.get("required", True)),
+        "source": Source.parse(raw["source"]),
+        "scenario": str(raw.get("scenario", "plain")),
+    }
+    if "steps" in raw:
+        steps = tuple(
+            Step(
+                _with_stream(substitute(s["body"], model), bool(s.get("stream"))),
+                bool(s.get("stream")),
+            )
+            for s in raw["steps"]
+        )
+        return [Case(id=raw["id"], steps=steps, **common)]
+    body = substitute(raw["body"], model)
+    modes = raw.get("modes", ["body"])
+    if any(m not in ("body", "stream") for m in modes):
+        raise CaseFileError(f"{where}: modes are 'body' and 'stream'")
+    suffix = len(modes) > 1
+    return [
+        Case(
+            id=f"{raw['id']}.{mode}" if suffix else raw["id"],
+            steps=(Step(_with_stream(body, mode == "stream"), mode == "stream"),),
+            **common,
+        )
+        for mode in modes
+    ]
+
+
+def load_file(path: Path, model: str) -> list[Case]:
+    """Cases of one family file."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    family = data.get("family")
+    if not isinstance(family, str) or not isinstance(data.get("cases"), list):
+        raise CaseFileError(f"{path.name}: needs 'family' and a 'cases' list")
+    common = data.get("common_checks", [])
+    cases = []
+    for i, raw in enumerate(data["cases"]):
+        cases += _expand(raw, family, model, f"{path.name}: cases[{i}]", common)
+    return cases
+
+
+def builtin_dir() -> Path:
+    """The directory of the bundled case files."""
+    return Path(str(resources.files("deepseek_recipe_conformance.cases")))
+
+
+def load_cases(model: str, directory: Path | None = None) -> list[Case]:
+    """Every case of every `*.json` file in `directory` (default: the bundled cases)."""
+    folder = directory or builtin_dir()
+    cases: list[Case] = []
+    for path in sorted(folder.glob("*.json")):
+        cases += load_file(path, model)
+    ids = [c.id for c in cases]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise CaseFileError(f"duplicate case ids: {duplicates}")
+    return cases

@@ -1,0 +1,92 @@
+"""Checks on the HTTP layer: status codes, error bodies, content types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepseek_recipe_conformance.checks.base import NotApplicable, StepView, Violation, check, short
+from deepseek_recipe_conformance.model import Severity
+
+ERROR_SHAPE_KEYS = ("message", "type", "param", "code")
+
+
+@check(
+    "http.status", Severity.CRITICAL, "docs:https://api-docs.deepseek.com/quick_start/error_codes"
+)
+def status(step: StepView, equals: int = 200) -> list[Violation]:
+    """The HTTP status code is the official one."""
+    got = step.exchange.status
+    if step.exchange.transport_error is not None:
+        return [Violation(f"HTTP {equals}", f"no response: {step.exchange.transport_error}")]
+    if got != equals:
+        body = step.exchange.raw[:300].decode("utf-8", errors="replace")
+        return [Violation(f"HTTP {equals}", f"HTTP {got}: {body}")]
+    return []
+
+
+@check("http.error_body", Severity.MAJOR, "spec:requests.md#1-pipeline-and-error-model")
+def error_body(
+    step: StepView, status: int | None = None, body: dict[str, Any] | None = None
+) -> list[Violation]:
+    """An invalid request gets the official status and `{"error": {...}}` body, exactly."""
+    if body is None or status is None:
+        known = step.oracle.expected_error(step.protocol, step.request)
+        if known is None:
+            raise NotApplicable("no expected error body in the case and none from the oracle")
+        status, body = known
+    violations = []
+    if step.exchange.status != status:
+        violations.append(Violation(f"HTTP {status}", f"HTTP {step.exchange.status}"))
+    got = step.exchange.json()
+    error = got.get("error") if isinstance(got, dict) else None
+    if not isinstance(error, dict) or any(k not in error for k in ERROR_SHAPE_KEYS):
+        violations.append(
+            Violation(
+                'an OpenAI-style body {"error": {"message", "type", "param", "code"}}',
+                short(got) if got is not None else step.exchange.raw[:200].decode(errors="replace"),
+            )
+        )
+    elif got != body:
+        expected_message = body.get("error", {}).get("message")
+        if error.get("message") != expected_message:
+            violations.append(
+                Violation(f"message {expected_message!r}", short(error.get("message")))
+            )
+        else:
+            violations.append(Violation(short(body), short(got), Severity.MINOR))
+    return violations
+
+
+@check(
+    "http.content_type",
+    Severity.MINOR,
+    "docs:https://api-docs.deepseek.com/api/create-chat-completion",
+)
+def content_type(step: StepView) -> list[Violation]:
+    """Streams are `text/event-stream`, other answers `application/json`."""
+    if step.exchange.status is None:
+        raise NotApplicable("no response")
+    got = step.exchange.headers.get("content-type", "")
+    wanted = (
+        "text/event-stream"
+        if step.exchange.stream and step.exchange.status == 200
+        else "application/json"
+    )
+    if got.split(";")[0].strip().lower() != wanted:
+        return [Violation(f"Content-Type {wanted}", f"Content-Type {got or '(none)'}")]
+    return []
+
+
+@check(
+    "http.json_body",
+    Severity.CRITICAL,
+    "docs:https://api-docs.deepseek.com/api/create-chat-completion",
+)
+def json_body(step: StepView) -> list[Violation]:
+    """A non-streaming answer is one JSON object."""
+    if step.exchange.stream and step.exchange.status == 200:
+        raise NotApplicable("streamed answer")
+    if not isinstance(step.exchange.json(), dict):
+        text = step.exchange.raw[:200].decode("utf-8", errors="replace")
+        return [Violation("a JSON object body", short(text))]
+    return []

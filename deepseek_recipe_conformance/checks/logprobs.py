@@ -1,0 +1,56 @@
+"""Checks on log probabilities (streaming.md §2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepseek_recipe_conformance.checks.base import StepView, Violation, check, short
+from deepseek_recipe_conformance.model import Severity
+
+
+def _entry_errors(entry: Any, top: int | None) -> str | None:
+    if not isinstance(entry, dict):
+        return "entry is not an object"
+    if not isinstance(entry.get("token"), str):
+        return "token is not a string"
+    lp = entry.get("logprob")
+    if not isinstance(lp, (int, float)) or isinstance(lp, bool) or lp > 0:
+        return f"logprob {lp!r} is not a number <= 0"
+    if entry.get("bytes") is not None and not (
+        isinstance(entry["bytes"], list)
+        and all(isinstance(b, int) and 0 <= b < 256 for b in entry["bytes"])
+    ):
+        return "bytes is not a list of byte values"
+    alternatives = entry.get("top_logprobs")
+    if alternatives is None:
+        return None
+    if not isinstance(alternatives, list):
+        return "top_logprobs is not a list"
+    if top is not None and len(alternatives) > top:
+        return f"{len(alternatives)} top_logprobs for top_logprobs={top}"
+    for alt in alternatives:
+        if (
+            not isinstance(alt, dict)
+            or not isinstance(alt.get("token"), str)
+            or not isinstance(alt.get("logprob"), (int, float))
+        ):
+            return f"malformed alternative {short(alt, 80)}"
+    return None
+
+
+@check(
+    "logprobs.shape",
+    Severity.MAJOR,
+    "docs:https://api-docs.deepseek.com/api/create-chat-completion",
+)
+def shape(step: StepView, top: int | None = None) -> list[Violation]:
+    """Requested logprobs are present: {token, logprob <= 0, bytes, top_logprobs[<= top]} items."""
+    step.require_success()
+    entries = step.output.logprobs
+    if not entries:
+        return [Violation("log probabilities for the generated content", short(entries))]
+    for i, entry in enumerate(entries):
+        problem = _entry_errors(entry, top)
+        if problem:
+            return [Violation("well-formed logprob entries", f"entry {i}: {problem}")]
+    return []

@@ -1,0 +1,39 @@
+"""From the recipe's converted request to an engine `GenerationRequest`."""
+
+from __future__ import annotations
+
+from deepseek_recipe import ConvertedRequest
+from deepseek_recipe_engine.constraints import EOS_TOKEN, constraint_processor, special_token_id
+from deepseek_recipe_engine.request import GenerationRequest
+
+__all__ = ["generation_request"]
+
+
+def generation_request(
+    converted: ConvertedRequest,
+    prompt_ids: list[int],
+    *,
+    context_limit: int,
+    constrained: bool = True,
+) -> GenerationRequest:
+    """A generation of `prompt_ids` with the request's sampling settings and output constraint.
+
+    `max_tokens` is the recipe's resolution against `context_limit` (the requested budget, or the
+    official default capped by the room left; `ConversionError` when the prompt is too long).
+    Generation stops at end-of-sentence; with `constrained`, the output constraint (if any) is
+    enforced by a grammar logits processor (deepseek_recipe_engine/constraints.py).
+    """
+    options = converted.inference_options
+    max_tokens = converted.resolve_max_tokens(len(prompt_ids), context_limit)
+    processor = constraint_processor(converted, len(prompt_ids)) if constrained else None
+    return GenerationRequest(
+        prompt_ids=prompt_ids,
+        max_tokens=max_tokens,
+        temperature=float(options["temperature"]),
+        top_p=float(options["top_p"]),
+        seed=options.get("seed"),
+        logprobs=bool(options.get("logprobs")),
+        top_logprobs=int(options.get("top_logprobs") or 0),
+        stop_token_ids=[special_token_id(EOS_TOKEN)],
+        logits_processor=processor,
+    )
