@@ -6,10 +6,15 @@ BIN := $(VENV)/bin
 CARGO_TARGET_DIR ?= $(HOME)/.cache/deepseek-recipe/target
 RECIPE_VECTORS ?= $(abspath ../shared/vectors)
 FUZZ_SECONDS ?= 20
+PEER_PY := bench/.peer-venv/bin/python
+N ?= 2000
+STREAMS ?= 1000
+SEED ?=
+JOBS ?= $(shell nproc)
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve
+.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve diff
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -54,11 +59,19 @@ bench: ## Benchmarks: criterion (Rust), then the side-by-side suite into reports
 bench-peer: ## Create bench/.peer-venv with the published deepseek-recipe 0.2.0, the bench's peer
 	$(PY) -m bench --setup-peer
 
+$(PEER_PY):
+	$(PY) -m bench --setup-peer
+
+diff: $(PEER_PY) ## Differential run against the published 0.2.0 (N requests per protocol, STREAMS streams, SEED)
+	$(PY) -m tests.differential --requests $(N) --streams $(STREAMS) $(if $(SEED),--seed $(SEED)) \
+		--jobs $(JOBS) --out reports/differential
+
 selftest: ## The main job: boot the reference server (tiny model) and run the conformance suite on it
 	BIN=$(BIN) scripts/selftest.sh
 
 serve: ## Start the reference server on 127.0.0.1:8000 (tiny model)
 	$(BIN)/deepseek-recipe serve
 
-vectors: ## Run the golden vectors through the Rust core and print the counts
+vectors: ## Run the golden vectors through the Rust core and the Python CLI and print the counts
 	cargo test -p deepseek-recipe --test '*vectors*' -- --nocapture
+	$(BIN)/deepseek-recipe vectors $(RECIPE_VECTORS)

@@ -19,6 +19,7 @@ from deepseek_recipe.cli import (
     render_cmd,
     serve_cmd,
     tokenize_cmd,
+    vectors_cmd,
 )
 from deepseek_recipe.errors import RecipeError
 
@@ -32,6 +33,7 @@ COMMANDS: list[ModuleType] = [
     parse_cmd,
     serve_cmd,
     conformance_cmd,
+    vectors_cmd,
 ]
 
 
