@@ -54,6 +54,22 @@ def test_core_and_light_commands_import_no_optional_package(statement, tmp_path)
     assert leaked.isdisjoint(OPTIONAL_MODULES), sorted(leaked & set(OPTIONAL_MODULES))
 
 
+def test_render_and_parse_import_no_optional_package(tmp_path):
+    request = tmp_path / "request.json"
+    request.write_text(
+        '{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "Hi"}]}'
+    )
+    output = tmp_path / "output.txt"
+    output.write_text("Let me think.</think>Hello!")
+    statement = (
+        "from deepseek_recipe.cli import main\n"
+        f"assert main(['render', {str(request)!r}]) == 0\n"
+        f"assert main(['parse', {str(output)!r}, '--request', {str(request)!r}]) == 0"
+    )
+    leaked = {name.partition(".")[0] for name in imported_after(statement, tmp_path)}
+    assert leaked.isdisjoint(OPTIONAL_MODULES), sorted(leaked & set(OPTIONAL_MODULES))
+
+
 def without(modules: tuple[str, ...], argv: list[str]) -> str:
     """Code that runs the CLI with `modules` made unimportable (as if never installed)."""
     blocked = "".join(f"sys.modules[{m!r}] = None\n" for m in modules)
