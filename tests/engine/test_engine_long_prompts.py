@@ -7,7 +7,12 @@ import torch
 from deepseek_recipe_engine import model as model_module
 from deepseek_recipe_engine.config import model_config, model_config_names
 from deepseek_recipe_engine.engine import EngineCore
-from deepseek_recipe_engine.model import MAX_ATTENTION_SCORES, MIN_GEMM_ROWS, query_blocks
+from deepseek_recipe_engine.model import (
+    MAX_ATTENTION_SCORES,
+    MIN_GEMM_ROWS,
+    StepInput,
+    query_blocks,
+)
 from deepseek_recipe_engine.request import GenerationRequest
 from tests.engine.conftest import TEST_DEVICE
 
@@ -72,6 +77,31 @@ def test_blocked_attention_agrees_with_whole_rows(make_core, monkeypatch):
     monkeypatch.setattr(model_module, "MAX_ATTENTION_SCORES", 4 * 300 * 16)
     blocked = make_core().next_token_logits(ids)
     torch.testing.assert_close(blocked, whole, rtol=1e-5, atol=1e-5)
+
+
+def test_fixed_width_attention_in_blocks_matches_whole_rows(tiny_model, monkeypatch):
+    """The CUDA layout (contexts padded to one width) attends a long prompt in blocks too."""
+    length, width = 40, 64
+    padded = torch.zeros(1, width, dtype=torch.long)
+    padded[0, :length] = torch.arange(length)
+
+    def last_hidden() -> torch.Tensor:
+        step = StepInput(
+            input_ids=torch.tensor(prompt(length), device=TEST_DEVICE),
+            positions=torch.arange(length, device=TEST_DEVICE),
+            slot_mapping=torch.arange(length, device=TEST_DEVICE),
+            query_lens=[length],
+            context_slots=[],
+            padded_slots=padded.to(TEST_DEVICE),
+        )
+        cache = torch.zeros(tiny_model.kv_cache_shape(width), device=TEST_DEVICE)
+        return tiny_model(step, cache)
+
+    whole = last_hidden()
+    heads = tiny_model.config.num_heads
+    monkeypatch.setattr(model_module, "MAX_ATTENTION_SCORES", heads * width * MIN_GEMM_ROWS)
+    assert len(query_blocks(0, length, heads, width)) == 3
+    assert torch.equal(last_hidden(), whole)  # rows attend independently
 
 
 def test_a_prompt_longer_than_the_step_budget_runs_in_a_step_of_its_own(make_core):
