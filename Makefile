@@ -14,7 +14,7 @@ JOBS ?= $(shell nproc)
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve diff
+.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve diff wheel-smoke
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -73,5 +73,8 @@ serve: ## Start the reference server on 127.0.0.1:8000 (tiny model)
 	$(BIN)/deepseek-recipe serve
 
 vectors: ## Run the golden vectors through the Rust core and the Python CLI and print the counts
-	cargo test -p deepseek-recipe --test '*vectors*' -- --nocapture
+	cargo test -p deepseek-recipe --features fetch --test '*vectors*' -- --nocapture
 	$(BIN)/deepseek-recipe vectors $(RECIPE_VECTORS)
+
+wheel-smoke: ## Build wheel + sdist, install them into fresh venvs outside the checkout, run every command
+	MATURIN=$(BIN)/maturin scripts/wheel_smoke.sh

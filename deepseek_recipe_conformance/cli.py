@@ -1,4 +1,4 @@
-"""Command line: `deepseek-recipe conformance ...` (via `register`) and `python -m deepseek_recipe_conformance`."""
+"""Command line: `deepseek-recipe conformance ...` and `python -m deepseek_recipe_conformance`."""
 
 from __future__ import annotations
 
@@ -210,11 +210,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_PASSED if result.passed else EXIT_FAILED
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `python -m deepseek_recipe_conformance`."""
-    parser = argparse.ArgumentParser(
-        prog="python -m deepseek_recipe_conformance", description="DeepSeek API conformance suite"
-    )
+def main(argv: list[str] | None = None, prog: str = "python -m deepseek_recipe_conformance") -> int:
+    """Entry point of `python -m deepseek_recipe_conformance` and `deepseek-recipe conformance`."""
+    parser = argparse.ArgumentParser(prog=prog, description="DeepSeek API conformance suite")
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -54,11 +54,9 @@ def request_key(protocol: str, body: dict[str, Any]) -> str:
 
 
 def default_vectors_dir() -> Path:
-    """`RECIPE_VECTORS`, or `../shared/vectors` next to the repository root."""
-    configured = os.environ.get("RECIPE_VECTORS")
-    if configured:
-        return Path(configured)
-    return Path(__file__).resolve().parent.parent.parent / "shared" / "vectors"
+    """`RECIPE_VECTORS`, or `../shared/vectors` from the current directory (the layout beside a
+    checkout; an installed suite has no vectors of its own)."""
+    return Path(os.environ.get("RECIPE_VECTORS") or Path("..", "shared", "vectors"))
 
 
 class VectorOracle:

@@ -1,10 +1,11 @@
 """Constrained decoding: a per-request logits processor driven by the recipe's output constraint.
 
-`constraint_processor(converted, prompt_len)` compiles the request's grammar (deepseek_recipe_engine/grammar.py)
-with llguidance and returns a `GrammarLogitsProcessor`: at every step it feeds the tokens generated
-since the last step to the grammar matcher, asks for the set of allowed next tokens and sets every
-other logit to -inf. End-of-sentence is allowed only where the grammar accepts (and is the only
-choice once the grammar cannot continue). See docs/constraints.md.
+`constraint_processor(converted, prompt_len)` compiles the request's grammar
+(deepseek_recipe_engine/grammar.py) with llguidance and returns a `GrammarLogitsProcessor`: at
+every step it feeds the tokens generated since the last step to the grammar matcher, asks for the
+set of allowed next tokens and sets every other logit to -inf. End-of-sentence is allowed only
+where the grammar accepts (and is the only choice once the grammar cannot continue). See
+docs/constraints.md.
 
 Costs paid once per process: the llguidance tokenizer (~1-3 s for the 129K vocabulary) and each
 distinct grammar's compilation (cached; a request gets a copy of a compiled matcher).

@@ -90,15 +90,15 @@ class EngineCore:
 
     def validate(self, request: GenerationRequest) -> None:
         """Raise ValueError if the request can never run on this engine."""
-        cfg, vocab = self.config, self.model.config.vocab_size
+        vocab = self.model.config.vocab_size
         if not request.prompt_ids:
             raise ValueError("prompt_ids must not be empty")
         if any(not 0 <= t < vocab for t in request.prompt_ids):
             raise ValueError(f"prompt_ids must be in [0, {vocab})")
-        limit = min(self.max_len, cfg.max_num_batched_tokens)
-        if len(request.prompt_ids) >= limit:
+        # A prompt longer than the step budget runs in a step of its own (see the scheduler).
+        if len(request.prompt_ids) >= self.max_len:
             raise ValueError(
-                f"prompt of {len(request.prompt_ids)} tokens exceeds the limit {limit}"
+                f"prompt of {len(request.prompt_ids)} tokens exceeds the limit {self.max_len}"
             )
         if request.max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")

@@ -76,6 +76,28 @@ def invariant_row_mean(x: torch.Tensor) -> torch.Tensor:
     return (invariant_matmul(flat, ones) / x.shape[-1]).view(*x.shape[:-1], 1)
 
 
+# Attention computes at most this many scores at once (64 MiB of float32): a long prompt attends
+# in blocks of query rows, so its memory stays bounded whatever the context length.
+MAX_ATTENTION_SCORES = 1 << 24
+
+
+def query_blocks(first: int, length: int, heads: int, context: int) -> list[tuple[slice, int]]:
+    """Blocks of the `length` queries at positions `first`, `first + 1`, ... over a context of
+    `context` keys, each as (its rows, counted from the first query; the keys its positions can
+    see), with at most about `MAX_ATTENTION_SCORES` scores per block (all `heads`).
+
+    Blocks are aligned to absolute positions and rows attend independently, so a position gets
+    the same block width and the same keys whichever rows a step computes (prefix-cache hits,
+    preemption); a context that fits one block is attended whole, as without blocks.
+    """
+    width = max(MIN_GEMM_ROWS, MAX_ATTENTION_SCORES // max(1, heads * context))
+    blocks = []
+    for aligned in range(first - first % width, first + length, width):
+        start, stop = max(aligned, first), min(aligned + width, first + length)
+        blocks.append((slice(start - first, stop - first), min(context, aligned + width)))
+    return blocks
+
+
 def invariant_softmax(scores: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dimension of a CUDA tensor, each row's independent of the row count:
     the max is exact in any order, and the sum is a product with ones through `invariant_matmul`."""
@@ -255,17 +277,21 @@ class MultiHeadLatentAttention(nn.Module):
         rank = cfg.kv_lora_rank
         outputs, start = [], 0
         for length, slots in zip(step.query_lens, step.context_slots, strict=True):
-            context = cache[slots]
-            rows = slice(start, start + length)
+            first = int(step.positions[start])
+            for block, keys in query_blocks(first, length, cfg.num_heads, len(slots)):
+                rows = slice(start + block.start, start + block.stop)
+                count, context = block.stop - block.start, cache[slots[:keys]]
+                scores = invariant_matmul(queries[rows].reshape(-1, cfg.latent_dim), context.t())
+                if length > 1:  # a lone query is the newest token and sees the whole context
+                    # Keys up to the block's first position are visible to all of its rows.
+                    lowest = first + block.start
+                    scores = scores.view(count, cfg.num_heads, -1)
+                    query_pos = step.positions[rows][:, None, None]
+                    key_pos = torch.arange(lowest, keys, device=context.device)[None, None, :]
+                    scores[..., lowest:].masked_fill_(key_pos > query_pos, float("-inf"))
+                probs = torch.softmax(scores, dim=-1).view(count * cfg.num_heads, -1)
+                outputs.append(invariant_matmul(probs, context[:, :rank]).view(count, -1, rank))
             start += length
-            scores = invariant_matmul(queries[rows].reshape(-1, cfg.latent_dim), context.t())
-            if length > 1:  # a lone query is the newest token and sees the whole context
-                scores = scores.view(length, cfg.num_heads, -1)
-                query_pos = step.positions[rows][:, None, None]
-                key_pos = torch.arange(context.shape[0], device=context.device)[None, None, :]
-                scores = scores.masked_fill(key_pos > query_pos, float("-inf"))
-            probs = torch.softmax(scores, dim=-1).view(length * cfg.num_heads, -1)
-            outputs.append(invariant_matmul(probs, context[:, :rank]).view(length, -1, rank))
         return torch.cat(outputs, dim=0).transpose(0, 1)
 
     def _attend_fixed_width(
@@ -289,11 +315,15 @@ class MultiHeadLatentAttention(nn.Module):
         for prompt_rows, slots, hidden in layout.prompts:
             length = prompt_rows.stop - prompt_rows.start
             context = cache[slots]  # [width, latent]
-            flat_queries = queries[prompt_rows].reshape(-1, cfg.latent_dim)
-            scores = invariant_matmul(flat_queries, context.t()).view(length, cfg.num_heads, -1)
-            probs = invariant_softmax(scores.masked_fill(hidden, float("-inf")))
-            flat = probs.view(length * cfg.num_heads, -1)
-            attended[prompt_rows] = invariant_matmul(flat, context[:, :rank]).view(length, -1, rank)
+            # Every block attends the full width, so the blocks' alignment does not matter.
+            for block, _ in query_blocks(0, length, cfg.num_heads, context.shape[0]):
+                rows = slice(prompt_rows.start + block.start, prompt_rows.start + block.stop)
+                count = block.stop - block.start
+                flat_queries = queries[rows].reshape(-1, cfg.latent_dim)
+                scores = invariant_matmul(flat_queries, context.t()).view(count, cfg.num_heads, -1)
+                probs = invariant_softmax(scores.masked_fill(hidden[block], float("-inf")))
+                flat = probs.view(count * cfg.num_heads, -1)
+                attended[rows] = invariant_matmul(flat, context[:, :rank]).view(count, -1, rank)
         return attended.transpose(0, 1)
 
 

@@ -2,7 +2,8 @@
 
 Each step runs every running sequence for one token (decode) and admits waiting sequences, oldest
 first, while the batch has room (`max_num_seqs`, `max_num_batched_tokens`) and the cache has free
-blocks for their whole prompt. Prompts are computed in one step (no chunked prefill).
+blocks for their whole prompt. Prompts are computed in one step (no chunked prefill); a prompt
+longer than `max_num_batched_tokens` is admitted only into an otherwise empty step.
 
 Preemption: when a running sequence needs a new block and none is free, the most recently admitted
 running sequence is preempted by recomputation: its blocks are released (its full blocks stay in

@@ -235,9 +235,8 @@ class ReferenceServer:
             self.tokenizer = Tokenizer.deepseek_v4()
         else:
             self.tokenizer = Tokenizer.from_file(settings.tokenizer_path)
-        core = engine.core
-        # The longest prompt + completion a sequence may have, and the engine's prompt bound.
-        self.context_limit = min(core.max_len, core.config.max_num_batched_tokens)
+        # The longest prompt + completion a sequence may have.
+        self.context_limit = engine.core.max_len
 
     def authenticate(self, request: Request) -> Response | None:
         """None when the request may pass, else the official 401."""

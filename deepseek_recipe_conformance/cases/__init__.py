@@ -19,10 +19,13 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepseek_recipe_conformance.checks import REGISTRY
 from deepseek_recipe_conformance.model import PROTOCOLS, Case, CheckSpec, Severity, Source, Step
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 CHECK_KEYS = ("check", "severity", "required", "source", "assumes_model")
 
@@ -105,7 +108,7 @@ def _expand(
     ]
 
 
-def load_file(path: Path, model: str) -> list[Case]:
+def load_file(path: Path | Traversable, model: str) -> list[Case]:
     """Cases of one family file."""
     data = json.loads(path.read_text(encoding="utf-8"))
     family = data.get("family")
@@ -118,16 +121,21 @@ def load_file(path: Path, model: str) -> list[Case]:
     return cases
 
 
-def builtin_dir() -> Path:
-    """The directory of the bundled case files."""
-    return Path(str(resources.files("deepseek_recipe_conformance.cases")))
+def builtin_dir() -> Traversable:
+    """The directory of the bundled case files (package data)."""
+    return resources.files("deepseek_recipe_conformance.cases")
+
+
+def case_files(directory: Path | Traversable) -> list[Path | Traversable]:
+    """The `*.json` files of `directory`, by name."""
+    files = [entry for entry in directory.iterdir() if entry.name.endswith(".json")]
+    return sorted(files, key=lambda entry: entry.name)
 
 
 def load_cases(model: str, directory: Path | None = None) -> list[Case]:
     """Every case of every `*.json` file in `directory` (default: the bundled cases)."""
-    folder = directory or builtin_dir()
     cases: list[Case] = []
-    for path in sorted(folder.glob("*.json")):
+    for path in case_files(directory or builtin_dir()):
         cases += load_file(path, model)
     ids = [c.id for c in cases]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})

@@ -1,6 +1,14 @@
 """Checks: small pure functions over captured exchanges, registered by name in `REGISTRY`."""
 
-from deepseek_recipe_conformance.checks import equivalence, framing, http, logprobs, output, tools, usage
+from deepseek_recipe_conformance.checks import (
+    equivalence,
+    framing,
+    http,
+    logprobs,
+    output,
+    tools,
+    usage,
+)
 from deepseek_recipe_conformance.checks.base import (
     REGISTRY,
     CheckContext,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepseek_recipe_conformance.checks.base import CheckContext, NotApplicable, StepView, Violation, check, short
+from deepseek_recipe_conformance.checks.base import (
+    CheckContext,
+    NotApplicable,
+    StepView,
+    Violation,
+    check,
+    short,
+)
 from deepseek_recipe_conformance.model import Severity
 from deepseek_recipe_conformance.views import Usage
 

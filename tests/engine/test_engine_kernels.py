@@ -4,7 +4,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from deepseek_recipe_engine.model import StepInput, invariant_elementwise, invariant_matmul, invariant_row_mean
+from deepseek_recipe_engine.model import (
+    StepInput,
+    invariant_elementwise,
+    invariant_matmul,
+    invariant_row_mean,
+)
 from tests.engine.conftest import TEST_DEVICE
 
 
