@@ -29,6 +29,7 @@ from deepseek_recipe import (
     ImageResolver,
     ImageSource,
     PreprocessOptions,
+    Tokenizer,
     convert,
     count_prompt_tokens,
     preprocess,
@@ -40,7 +41,7 @@ from deepseek_recipe.images import (
     image_tokens,
     request_image_sources,
 )
-from tests.image_generators import generate, v41_test_tokenizer
+from tests.image_generators import generate
 from tests.vectors import load_jsonl
 
 Record = dict[str, Any]
@@ -218,7 +219,7 @@ def _check_prompt_count(
     record: Record, body: str, options: ConversionOptions, resolver: ImageResolver, want: Record
 ) -> None:
     """`count_prompt_tokens` = encoded prompt tokens + the recorded image token adjustment."""
-    tokenizer = v41_test_tokenizer()
+    tokenizer = Tokenizer.deepseek_v41()
     converted = convert(body, protocol=record["protocol"], options=options)
 
     def count() -> int:
