@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 20
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve
+.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve soak
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -56,6 +56,9 @@ bench-peer: ## Create bench/.peer-venv with the published deepseek-recipe 0.2.0,
 
 selftest: ## The main job: boot the reference server (tiny model) and run the conformance suite on it
 	BIN=$(BIN) scripts/selftest.sh
+
+soak: ## Soak the reference server: slow clients, 8 MiB prompts, a 20,000-connection flood, 200 streams (SOAK_ARGS)
+	$(PY) scripts/soak.py $(SOAK_ARGS)
 
 serve: ## Start the reference server on 127.0.0.1:8000 (tiny model)
 	$(BIN)/deepseek-recipe serve

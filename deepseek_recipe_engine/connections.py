@@ -80,6 +80,9 @@ class ConnectionLimits:
     """A kept-alive connection with no new request is closed after this (uvicorn's keep-alive)."""
     max_connections: int = 2048
     """Open connections; lowered to fit the process's file-descriptor limit (`fitted`)."""
+    accept_backlog: int = 128
+    """The listen backlog, which is also how many connections the event loop accepts at once:
+    a flood of connections is taken in small batches between the streams' chunks."""
 
     def fitted(self) -> ConnectionLimits:
         """These limits with `max_connections` within the file-descriptor limit, which is raised
@@ -221,5 +224,6 @@ def uvicorn_config(app: Any, limits: ConnectionLimits, **options: Any) -> uvicor
         app,
         http=guarded_protocol(limits),
         timeout_keep_alive=limits.idle_timeout_s,  # type: ignore[arg-type]
+        backlog=limits.accept_backlog,
         **options,
     )

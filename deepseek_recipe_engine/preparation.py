@@ -38,7 +38,6 @@ __all__ = ["LARGE_BODY_BYTES", "PreparedRequest", "RequestPreparer"]
 LARGE_BODY_BYTES = 256 * 1024
 """Bodies larger than this may take seconds to prepare; they share all but one worker thread."""
 
-
 @dataclass
 class PreparedRequest:
     """A request ready to generate: the engine's request and the processor of its answer."""

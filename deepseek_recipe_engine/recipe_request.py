@@ -26,8 +26,9 @@ def generation_request(
     Generation stops at end-of-sentence; with `constrained`, the output constraint (if any) is
     enforced by a grammar logits processor (deepseek_recipe_engine/constraints.py).
     """
-    options = converted.inference_options
+    # First: a prompt over the context fails here, before the whole request is read as Python.
     max_tokens = converted.resolve_max_tokens(len(prompt_ids) + image_tokens, context_limit)
+    options = converted.inference_options
     processor = constraint_processor(converted, len(prompt_ids)) if constrained else None
     return GenerationRequest(
         prompt_ids=prompt_ids,

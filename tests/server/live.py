@@ -67,9 +67,7 @@ def start_server(
     port = sock.getsockname()[1]
     app = create_app(engine, settings)
     server = uvicorn.Server(
-        uvicorn_config(
-            app, settings.connection_limits, log_level="warning", lifespan="off", backlog=1024
-        )
+        uvicorn_config(app, settings.connection_limits, log_level="warning", lifespan="off")
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
