@@ -14,7 +14,11 @@ JOBS ?= $(shell nproc)
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
+<<<<<<< HEAD
 .PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve diff wheel-smoke
+=======
+.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve soak
+>>>>>>> hardenserver
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -68,6 +72,9 @@ diff: $(PEER_PY) ## Differential run against the published 0.2.0 (N requests per
 
 selftest: ## The main job: boot the reference server (tiny model) and run the conformance suite on it
 	BIN=$(BIN) scripts/selftest.sh
+
+soak: ## Soak the reference server: slow clients, 8 MiB prompts, a 20,000-connection flood, 200 streams (SOAK_ARGS)
+	$(PY) scripts/soak.py $(SOAK_ARGS)
 
 serve: ## Start the reference server on 127.0.0.1:8000 (tiny model)
 	$(BIN)/deepseek-recipe serve

@@ -6,14 +6,10 @@ with flat blocks, GIF with constant-width LZW codes, raw bytes, embedded files a
 
 from __future__ import annotations
 
-import json
 import struct
 import zlib
 from collections.abc import Callable, Mapping
-from functools import cache
 from typing import Any
-
-from deepseek_recipe.tokenizer import Tokenizer
 
 Generator = Mapping[str, Any]
 Pattern = Callable[[int, int, int], int]
@@ -32,36 +28,6 @@ ADAM7 = [
 # ITU-T T.81 Table K.3: luminance DC code lengths (counts per length 1..16) and symbols.
 DC_COUNTS = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
 DC_SYMBOLS = list(range(12))
-
-
-@cache
-def v41_test_tokenizer() -> Tokenizer:
-    """The tokenizer of `v41_test_tokenizer_json()`."""
-    return Tokenizer.from_str(v41_test_tokenizer_json())
-
-
-@cache
-def v41_test_tokenizer_json() -> str:
-    """The bundled V4 tokenizer plus the V4.1 special tokens it lacks (`<｜System｜>`): enough to
-    count V4.1 prompt tokens in tests (no V4.1 tokenizer ships with the vectors)."""
-    data = json.loads(Tokenizer.deepseek_v4_json())
-    have = {token["content"] for token in data["added_tokens"]}
-    next_id = max(token["id"] for token in data["added_tokens"]) + 1
-    for spelling in ("<｜System｜>",):
-        if spelling not in have:
-            data["added_tokens"].append(
-                {
-                    "id": next_id,
-                    "content": spelling,
-                    "single_word": False,
-                    "lstrip": False,
-                    "rstrip": False,
-                    "normalized": False,
-                    "special": True,
-                }
-            )
-            next_id += 1
-    return json.dumps(data, ensure_ascii=False)
 
 
 def generate(generator: Generator, embedded: Mapping[str, bytes]) -> bytes:

@@ -52,6 +52,31 @@ class Tokenizer:
         return _native.Tokenizer.deepseek_v4_json()
 
     @classmethod
+    def deepseek_v41(cls) -> Tokenizer:
+        """The bundled V4 tokenizer plus the V4.1 special tokens it lacks (`<｜System｜>`, id
+        129,280), parsed once per process.
+
+        No official V4.1 `tokenizer.json` is public; this one has V4's BPE (text encodes to the
+        same ids) and every special token the V4.1 prompt format uses, so V4.1 prompts encode.
+        The added ids are this package's, not necessarily DeepSeek's.
+        """
+        return cls(_native.Tokenizer.deepseek_v41())
+
+    @staticmethod
+    def deepseek_v41_json() -> str:
+        """The `tokenizer.json` text of `deepseek_v41()`:
+        `json_with_v41_special_tokens(deepseek_v4_json())`."""
+        return _native.Tokenizer.deepseek_v41_json()
+
+    @staticmethod
+    def json_with_v41_special_tokens(json: str) -> str:
+        """The `tokenizer.json` text `json` with each special token of the V4.1 prompt format it
+        lacks added after its largest id (a spelling already in its BPE vocabulary keeps that
+        id): how a V4-style file becomes one that encodes V4.1 prompts. Raises `TokenizerError`
+        for a file without a `model.vocab` object or with `added_tokens` not a list."""
+        return _native.Tokenizer.json_with_v41_special_tokens(json)
+
+    @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
         """Read a `tokenizer.json` file; raises `TokenizerError` if it is invalid or unsupported."""
         return cls(_native.Tokenizer.from_file(os.fspath(path)))

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
-from deepseek_recipe._vector_images import generate, v41_test_tokenizer
+from deepseek_recipe._vector_images import generate
 from deepseek_recipe.errors import (
     ConversionError,
     EncodeError,
@@ -60,6 +60,7 @@ from deepseek_recipe.requests import (
     responses_namespace_tool_map,
 )
 from deepseek_recipe.stream import StreamProcessor
+from deepseek_recipe.tokenizer import Tokenizer
 
 __all__ = [
     "KINDS",
@@ -504,7 +505,7 @@ def _check_prompt_count(
     record: Record, body: str, options: ConversionOptions, resolver: ImageResolver, want: Record
 ) -> list[str]:
     """`count_prompt_tokens` = encoded prompt tokens + the recorded image token adjustment."""
-    tokenizer = v41_test_tokenizer()
+    tokenizer = Tokenizer.deepseek_v41()
     protocol = cast(Protocol, record["protocol"])
     converted = convert(body, protocol=protocol, options=options)
 

@@ -17,17 +17,18 @@ if TYPE_CHECKING:
 
 
 def tokenizer_json() -> str:
-    """The V4 `tokenizer.json` text: the copy bundled with deepseek_recipe, or the file named by
-    the environment variable `RECIPE_TOKENIZER`."""
+    """The engine's vocabulary as `tokenizer.json` text: the V4 tokenizer bundled with
+    deepseek_recipe (or the file named by the environment variable `RECIPE_TOKENIZER`) plus the
+    V4.1 special tokens it lacks, so that V4 and V4.1 prompts both fit the model."""
     override = os.environ.get("RECIPE_TOKENIZER")
     if override:
-        return Path(override).read_text(encoding="utf-8")
-    return Tokenizer.deepseek_v4_json()
+        return Tokenizer.json_with_v41_special_tokens(Path(override).read_text(encoding="utf-8"))
+    return Tokenizer.deepseek_v41_json()
 
 
 @cache
-def v4_vocab_size() -> int:
-    """Vocabulary size of the V4 tokenizer: one more than the largest id it defines."""
+def engine_vocab_size() -> int:
+    """Vocabulary size of the engine's tokenizer: one more than the largest id it defines."""
     data = json.loads(tokenizer_json())
     ids = list(data["model"]["vocab"].values()) + [t["id"] for t in data.get("added_tokens", [])]
     return max(ids) + 1
@@ -59,7 +60,7 @@ class ModelConfig:
     rms_norm_eps: float = 1e-6
     rope_theta: float = 10000.0
     max_position_embeddings: int = 163840  # positions of the RoPE table (DeepSeek-V3's value)
-    vocab_size: int = field(default_factory=v4_vocab_size)
+    vocab_size: int = field(default_factory=engine_vocab_size)
 
     @property
     def qk_head_dim(self) -> int:

@@ -10,6 +10,7 @@ import uvicorn
 from deepseek_recipe.cli.serve_cmd import completion_cap
 from deepseek_recipe.requests import ConversionOptions
 from deepseek_recipe_engine.config import EngineConfig
+from deepseek_recipe_engine.connections import ConnectionLimits, uvicorn_config
 from deepseek_recipe_engine.engine import Engine
 from deepseek_recipe_engine.server import ServerSettings, create_app
 
@@ -40,12 +41,26 @@ def serve_from_args(args: argparse.Namespace, options: ConversionOptions) -> int
         conversion_options=options,
         tokenizer_path=args.tokenizer,
         max_completion_tokens=completion_cap(args),
+        prepare_threads=args.prepare_threads,
+        max_body_memory_bytes=args.max_body_memory,
+        connection_limits=ConnectionLimits(
+            header_timeout_s=args.header_timeout,
+            body_timeout_s=args.body_timeout,
+            max_connections=args.max_connections,
+        ),
     )
     engine = Engine(config)
+    app = create_app(engine, settings)
     try:
-        uvicorn.run(
-            create_app(engine, settings), host=args.host, port=args.port, log_level=args.log_level
-        )
+        uvicorn.Server(
+            uvicorn_config(
+                app,
+                settings.connection_limits,
+                host=args.host,
+                port=args.port,
+                log_level=args.log_level,
+            )
+        ).run()
     finally:
         engine.close()
     return 0

@@ -8,10 +8,11 @@ and turned back into protocol chunks by the recipe's stream processor.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -19,12 +20,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from deepseek_recipe import ConversionError, ConversionOptions, RecipeError, Tokenizer, convert
+from deepseek_recipe import ConversionOptions, ImageResolver, Tokenizer
 from deepseek_recipe.requests import Protocol
 from deepseek_recipe.stream import StreamProcessor
-from deepseek_recipe_engine.constraints import ConstraintError
+from deepseek_recipe_engine.connections import ConnectionLimits
 from deepseek_recipe_engine.engine import Engine, EngineError, RequestStream
-from deepseek_recipe_engine.recipe_request import generation_request
+from deepseek_recipe_engine.errors import error_body, error_response, exception_handlers
+from deepseek_recipe_engine.limits import ByteBudget, ConcurrencyLimit, read_body
+from deepseek_recipe_engine.preparation import RequestPreparer
 from deepseek_recipe_engine.request import Chunk, Ready, Tokens
 
 __all__ = ["DEFAULT_MODEL_NAMES", "ServerSettings", "create_app"]
@@ -61,10 +64,16 @@ class ServerSettings:
     max_concurrent_requests: int = 256  # generations in flight; beyond this, 429
     keepalive_interval_s: float = 10.0  # idle time before a keep-alive is sent
     conversion_options: ConversionOptions = field(default_factory=ConversionOptions)
-    tokenizer_path: str | None = None  # default: the bundled V4 tokenizer
+    # tokenizer.json of the prompts (default: the bundled V4 one); the V4.1 special tokens it
+    # lacks are added, as the engine's vocabulary has them (config.tokenizer_json).
+    tokenizer_path: str | None = None
     # Caps every generation's budget (None: the official budget). For toy models, which rarely
     # stop on their own; when set, answers end with `length` sooner than the official API's.
     max_completion_tokens: int | None = None
+    prepare_threads: int = 2  # requests converted and encoded at once, off the event loop
+    max_body_memory_bytes: int = 256 * 1024 * 1024  # request bodies held at once; beyond, 503
+    connection_limits: ConnectionLimits = field(default_factory=ConnectionLimits)
+    image_resolver: ImageResolver = field(default_factory=ImageResolver)  # V4.1 image counts
 
     def model_names(self) -> list[str]:
         """Names listed by `/v1/models`: the model table, then the aliases."""
@@ -73,23 +82,26 @@ class ServerSettings:
         names += [a for a in options.model_aliases or {} if a not in names]
         return names
 
+    def tokenizer(self) -> Tokenizer:
+        """The prompt tokenizer: `tokenizer_path` (default: the bundled V4 tokenizer) plus the
+        V4.1 special tokens, encoding on the calling thread only."""
+        if self.tokenizer_path is None:
+            tokenizer = Tokenizer.deepseek_v41()
+        else:
+            text = Path(self.tokenizer_path).read_text(encoding="utf-8")
+            tokenizer = Tokenizer.from_str(Tokenizer.json_with_v41_special_tokens(text))
+        return tokenizer.with_threads(1)
 
-def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
-    """The official error body."""
-    return {"error": {"message": message, "type": kind, "param": None, "code": code or kind}}
 
+def feed(processor: StreamProcessor, chunk: Chunk, image_tokens: int = 0) -> bytes | None:
+    """Push an engine chunk into the stream processor; its SSE bytes (None: cancelled).
 
-def error_response(status: int, message: str, kind: str = "invalid_request_error") -> Response:
-    """An official error answer; the code is `invalid_request_error` as the official API sends."""
-    return JSONResponse(error_body(message, kind, "invalid_request_error"), status_code=status)
-
-
-def feed(processor: StreamProcessor, chunk: Chunk) -> bytes | None:
-    """Push an engine chunk into the stream processor; its SSE bytes (None: cancelled)."""
+    The prompt tokens reported are the engine's plus `image_tokens`, what V4.1 images add beyond
+    their placeholders (as `count_prompt_tokens` counts them)."""
     if isinstance(chunk, Ready):
         ready = {
             "kind": "ready",
-            "prompt_tokens": chunk.prompt_tokens,
+            "prompt_tokens": chunk.prompt_tokens + image_tokens,
             "prompt_cache_hit_tokens": chunk.prompt_cache_hit_tokens,
             "system_fingerprint": None,
         }
@@ -102,25 +114,6 @@ def feed(processor: StreamProcessor, chunk: Chunk) -> bytes | None:
     if chunk.reason == "cancelled":
         return None
     return processor.push_finish(chunk.reason)
-
-
-class ConcurrencyLimit:
-    """Counts generations in flight; refuses beyond the limit instead of queueing."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.in_flight = 0
-
-    def try_acquire(self) -> bool:
-        """Take a slot if one is free."""
-        if self.in_flight >= self.limit:
-            return False
-        self.in_flight += 1
-        return True
-
-    def release(self) -> None:
-        """Give a slot back."""
-        self.in_flight -= 1
 
 
 class GenerationResponse:
@@ -137,12 +130,14 @@ class GenerationResponse:
         *,
         sse: bool,
         keepalive_interval_s: float,
+        image_tokens: int,
         on_close: Callable[[], None],
     ) -> None:
         self.stream = stream
         self.processor = processor
         self.sse = sse
         self.keepalive_interval_s = keepalive_interval_s
+        self.image_tokens = image_tokens
         self.on_close = on_close
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -170,8 +165,8 @@ class GenerationResponse:
                 await send({"type": "http.response.body", "body": data, "more_body": True})
         except EngineError as error:
             if not self.sse:
-                body = error_body(f"Server Error: {error}", "server_error")
-                await send({"type": "http.response.body", "body": _dumps(body), "more_body": True})
+                body = error_body(500, f"Server Error: {error}")
+                await send({"type": "http.response.body", "body": body, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             raise
         await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -191,7 +186,7 @@ class GenerationResponse:
             if not timed_out:
                 if chunk is None:
                     break
-                data = feed(self.processor, chunk)
+                data = feed(self.processor, chunk, self.image_tokens)
                 if data is None:
                     return
                 if self.sse and data:
@@ -220,10 +215,6 @@ async def _wait_for_disconnect(receive: Receive) -> None:
             return
 
 
-def _dumps(body: object) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
 class ReferenceServer:
     """The request handlers, bound to one engine and one set of settings."""
 
@@ -231,12 +222,27 @@ class ReferenceServer:
         self.engine = engine
         self.settings = settings
         self.limit = ConcurrencyLimit(settings.max_concurrent_requests)
-        if settings.tokenizer_path is None:
-            self.tokenizer = Tokenizer.deepseek_v4()
-        else:
-            self.tokenizer = Tokenizer.from_file(settings.tokenizer_path)
-        # The longest prompt + completion a sequence may have.
-        self.context_limit = engine.core.max_len
+        self.body_budget = ByteBudget(settings.max_body_memory_bytes)
+        tokenizer = settings.tokenizer()
+        model_vocab = engine.core.model.config.vocab_size
+        if tokenizer.vocab_size > model_vocab:
+            raise ValueError(
+                f"the tokenizer has {tokenizer.vocab_size} ids, the model only {model_vocab}"
+            )
+        core = engine.core
+        self.preparer = RequestPreparer(
+            tokenizer=tokenizer,
+            options=settings.conversion_options,
+            # The longest prompt + completion a sequence may have.
+            context_limit=core.max_len,
+            max_completion_tokens=settings.max_completion_tokens,
+            image_resolver=settings.image_resolver,
+            threads=settings.prepare_threads,
+        )
+
+    def close(self) -> None:
+        """Stop the preparation threads (the engine is the caller's)."""
+        self.preparer.close()
 
     def authenticate(self, request: Request) -> Response | None:
         """None when the request may pass, else the official 401."""
@@ -256,62 +262,41 @@ class ReferenceServer:
             "authentication_error",
         )
 
-    async def read_body(self, request: Request) -> bytes | Response:
-        """The request body, or 413 when it exceeds the limit."""
-        limit = self.settings.max_body_bytes
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            return _too_large(limit)
-        body = bytearray()
-        async for piece in request.stream():
-            body += piece
-            if len(body) > limit:
-                return _too_large(limit)
-        return bytes(body)
-
     async def generate(self, request: Request) -> Response | GenerationResponse:
-        """POST on a protocol endpoint: convert, generate, answer."""
+        """POST on a protocol endpoint: read, prepare (off the loop), generate, answer."""
         refused = self.authenticate(request)
         if refused is not None:
             return refused
         protocol = PROTOCOL_PATHS[request.url.path]
-        body = await self.read_body(request)
+        body = await read_body(request, self.settings.max_body_bytes, self.body_budget)
         if isinstance(body, Response):
             return body
         try:
-            json.loads(body)
-        except ValueError as error:
-            return error_response(400, f"Invalid JSON request body: {error}")
-        try:
-            converted = convert(body, protocol=protocol, options=self.settings.conversion_options)
-            prompt_ids = converted.encode(self.tokenizer)
-            engine_request = generation_request(
-                converted, prompt_ids, context_limit=self.context_limit
-            )
-            if engine_request.top_p <= 0:  # official range includes 0: the most likely token
-                engine_request.temperature, engine_request.top_p = 0.0, 1.0
-            cap = self.settings.max_completion_tokens
-            if cap is not None:
-                engine_request.max_tokens = min(engine_request.max_tokens, cap)
-        except ConversionError as error:
-            return JSONResponse(error.body, status_code=error.status_code)
-        except RecipeError as error:
-            return error_response(422, f"Failed to deserialize the request: {error}")
-        except ConstraintError as error:  # e.g. a response regex or schema that cannot compile
-            return error_response(400, f"Invalid output constraint: {error}")
+            return await self._start(body, protocol)
+        finally:
+            self.body_budget.give_back(len(body))
+
+    async def _start(self, body: bytes, protocol: Protocol) -> Response | GenerationResponse:
         if not self.limit.try_acquire():
             return error_response(429, "Rate Limit Reached", "rate_limit_error")
         try:
-            stream = self.engine.submit(engine_request)
-        except ValueError as error:
+            prepared = await self.preparer.prepare(body, protocol)
+            if isinstance(prepared, Response):
+                self.limit.release()
+                return prepared
+            stream = self.engine.submit(prepared.generation)
+        except ValueError as error:  # the engine refuses the request
             self.limit.release()
             return error_response(400, str(error))
-        processor = StreamProcessor(converted, tokenizer=self.tokenizer)
+        except BaseException:
+            self.limit.release()
+            raise
         return GenerationResponse(
             stream,
-            processor,
-            sse=converted.stream,
+            prepared.processor,
+            sse=prepared.converted.stream,
             keepalive_interval_s=self.settings.keepalive_interval_s,
+            image_tokens=prepared.image_tokens,
             on_close=self.limit.release,
         )
 
@@ -342,15 +327,19 @@ def _auth_format_error() -> Response:
     )
 
 
-def _too_large(limit: int) -> Response:
-    return error_response(413, f"Request body too large: the limit is {limit} bytes")
-
-
 def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starlette:
-    """The ASGI app serving `engine` with the official endpoints."""
+    """The ASGI app serving `engine` with the official endpoints; every error it answers, 404
+    and 405 included, is an official JSON error (no redirects)."""
     server = ReferenceServer(engine, settings or ServerSettings())
     routes = [Route(path, server.generate, methods=["POST"]) for path in PROTOCOL_PATHS]
     routes += [Route(path, server.models, methods=["GET"]) for path in ("/models", "/v1/models")]
-    app = Starlette(routes=routes)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        server.close()
+
+    app = Starlette(routes=routes, exception_handlers=exception_handlers(), lifespan=lifespan)
+    app.router.redirect_slashes = False  # a redirect would be built from the client's Host
     app.state.server = server
     return app

@@ -51,6 +51,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="largest request body, else 413 (default 8 MiB)",
     )
     parser.add_argument(
+        "--max-body-memory",
+        type=int,
+        default=256 * 1024 * 1024,
+        metavar="BYTES",
+        help="request bodies held in memory at once, else 503 (default 256 MiB)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=2048,
+        help="open connections; beyond it the one waiting longest for its headers is closed, "
+        "else 503 (default 2048, lowered to fit the file-descriptor limit)",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds a client has to send a request's headers, else 408 (default 10)",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds a client has to send a request's body after its headers, else 408 "
+        "(default 60)",
+    )
+    parser.add_argument(
+        "--prepare-threads",
+        type=int,
+        default=2,
+        help="requests converted and encoded at once, off the event loop (default 2)",
+    )
+    parser.add_argument(
         "--keepalive",
         type=float,
         default=10.0,

@@ -132,6 +132,25 @@ impl PyTokenizer {
         Tokenizer::deepseek_v4_json()
     }
 
+    /// The bundled V4 tokenizer plus the V4.1 special tokens it lacks (V4.1 prompts encode).
+    #[staticmethod]
+    fn deepseek_v41(py: Python<'_>) -> Self {
+        Self::wrap(py.detach(|| Tokenizer::deepseek_v41().with_threads(default_threads())))
+    }
+
+    /// The text of the bundled V4 `tokenizer.json` plus the V4.1 special tokens it lacks.
+    #[staticmethod]
+    fn deepseek_v41_json(py: Python<'_>) -> &'static str {
+        py.detach(Tokenizer::deepseek_v41_json)
+    }
+
+    /// `json` (a `tokenizer.json` text) with the V4.1 special tokens it lacks added.
+    #[staticmethod]
+    fn json_with_v41_special_tokens(py: Python<'_>, json: &str) -> PyResult<String> {
+        py.detach(|| Tokenizer::json_with_v41_special_tokens(json))
+            .map_err(to_py_err)
+    }
+
     /// Reads a `tokenizer.json` file.
     #[staticmethod]
     fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {

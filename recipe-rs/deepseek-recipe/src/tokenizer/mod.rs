@@ -10,6 +10,7 @@ mod bpe;
 mod bytelevel;
 mod chars;
 mod decode;
+mod extend;
 mod load;
 mod parallel;
 mod pretokenize;
@@ -23,6 +24,7 @@ use rustc_hash::FxHashMap;
 
 pub use decode::IncrementalDecoder;
 
+use crate::encoding::SpecialTokens;
 use crate::error::{Error, Result};
 use added::AddedTokens;
 pub(crate) use added::Segment;
@@ -111,6 +113,48 @@ impl Tokenizer {
     /// e.g. a grammar engine building its own token table).
     pub fn deepseek_v4_json() -> &'static str {
         std::str::from_utf8(DEEPSEEK_V4_JSON).expect("the bundled tokenizer.json is UTF-8")
+    }
+
+    /// The text of `json` (a `tokenizer.json`) with each of `spellings` that is not an added token
+    /// yet added as a special token: a spelling of the BPE vocabulary keeps its id, any other gets
+    /// the next id after the file's largest, in order. Text encodes to the same ids as before.
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] when `json` has no `model.vocab` object, its `added_tokens` is not an
+    /// array, or a spelling is empty.
+    pub fn json_with_special_tokens(json: &str, spellings: &[&str]) -> Result<String> {
+        extend::with_special_tokens(json, spellings)
+    }
+
+    /// The bundled DeepSeek V4 `tokenizer.json` with the special tokens of the V4.1 prompt format
+    /// it lacks (`<｜System｜>`) added after its last id, made on first use.
+    ///
+    /// No official V4.1 `tokenizer.json` is public: this is V4's BPE plus V4.1's special tokens,
+    /// so V4.1 prompts encode; the added ids are this crate's, not necessarily DeepSeek's.
+    pub fn deepseek_v41_json() -> &'static str {
+        static DEEPSEEK_V41_JSON: OnceLock<String> = OnceLock::new();
+        DEEPSEEK_V41_JSON.get_or_init(|| {
+            Self::json_with_v41_special_tokens(Self::deepseek_v4_json())
+                .expect("the bundled tokenizer.json takes the V4.1 special tokens")
+        })
+    }
+
+    /// [`json_with_special_tokens`](Self::json_with_special_tokens) with every special token of
+    /// the V4.1 prompt format (the default [`SpecialTokens`]): how a V4-style `tokenizer.json`
+    /// becomes one that encodes V4.1 prompts.
+    ///
+    /// # Errors
+    /// As [`json_with_special_tokens`](Self::json_with_special_tokens).
+    pub fn json_with_v41_special_tokens(json: &str) -> Result<String> {
+        Self::json_with_special_tokens(json, &SpecialTokens::default().spellings())
+    }
+
+    /// The tokenizer of [`deepseek_v41_json`](Self::deepseek_v41_json), parsed on first use.
+    pub fn deepseek_v41() -> &'static Tokenizer {
+        static DEEPSEEK_V41: OnceLock<Tokenizer> = OnceLock::new();
+        DEEPSEEK_V41.get_or_init(|| {
+            Self::from_json(Self::deepseek_v41_json()).expect("the V4.1 tokenizer.json is supported")
+        })
     }
 
     /// This tokenizer (sharing its tables) encoding long texts on up to `threads` threads
