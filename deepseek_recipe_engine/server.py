@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -347,11 +348,19 @@ def _too_large(limit: int) -> Response:
     return error_response(413, f"Request body too large: the limit is {limit} bytes")
 
 
+async def _routing_error(request: Request, exc: Exception) -> Response:
+    """Unknown paths (404) and wrong methods (405) in the official error shape, not as text."""
+    assert isinstance(exc, HTTPException)
+    response = error_response(exc.status_code, exc.detail)
+    response.headers.update(exc.headers or {})
+    return response
+
+
 def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starlette:
     """The ASGI app serving `engine` with the official endpoints."""
     server = ReferenceServer(engine, settings or ServerSettings())
     routes = [Route(path, server.generate, methods=["POST"]) for path in PROTOCOL_PATHS]
     routes += [Route(path, server.models, methods=["GET"]) for path in ("/models", "/v1/models")]
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _routing_error})
     app.state.server = server
     return app
