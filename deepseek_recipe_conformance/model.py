@@ -123,9 +123,6 @@ class Exchange:
     body: dict[str, Any]
     stream: bool
     status: int | None = None
-    endpoint: bool = True
-    """Whether the request went to the protocol's endpoint as a JSON POST (protocol checks
-    judge only those)."""
     headers: dict[str, str] = field(default_factory=dict)
     raw: bytes = b""
     chunk_times: list[tuple[int, float]] = field(default_factory=list)
@@ -133,6 +130,9 @@ class Exchange:
     finished_at: float = 0.0
     transport_error: str | None = None
     attempts: int = 0
+    endpoint: bool = True
+    """Whether the request went to the protocol's endpoint as a JSON POST (protocol checks
+    judge only those)."""
     _parsed_json: tuple[bytes, Any] | None = field(default=None, repr=False, compare=False)
     _parsed_sse: tuple[bytes, SseStream] | None = field(default=None, repr=False, compare=False)
 
