@@ -20,8 +20,13 @@ from deepseek_recipe import (
     convert,
 )
 from deepseek_recipe.requests import ModelVersion
+from deepseek_recipe.requests import Protocol as RecipeProtocol
 
-VECTOR_PROTOCOLS = {"chat": "chat_completions", "responses": "responses", "messages": "messages"}
+VECTOR_PROTOCOLS: dict[str, RecipeProtocol] = {
+    "chat": "chat_completions",
+    "responses": "responses",
+    "messages": "messages",
+}
 """Suite protocol names mapped onto vector file names."""
 
 

@@ -29,14 +29,16 @@ def error_body(
     step: StepView, status: int | None = None, body: dict[str, Any] | None = None
 ) -> list[Violation]:
     """An invalid request gets the official status and `{"error": {...}}` body, exactly."""
-    if body is None or status is None:
-        known = step.oracle.expected_error(step.protocol, step.request)
-        if known is None:
-            raise NotApplicable("no expected error body in the case and none from the oracle")
-        status, body = known
+    expected: tuple[int, Any] | None = None
+    if body is not None and status is not None:
+        expected = (status, body)
+    expected = expected or step.oracle.expected_error(step.protocol, step.request)
+    if expected is None:
+        raise NotApplicable("no expected error body in the case and none from the oracle")
+    wanted_status, wanted = expected
     violations = []
-    if step.exchange.status != status:
-        violations.append(Violation(f"HTTP {status}", f"HTTP {step.exchange.status}"))
+    if step.exchange.status != wanted_status:
+        violations.append(Violation(f"HTTP {wanted_status}", f"HTTP {step.exchange.status}"))
     got = step.exchange.json()
     error, text = _error_object(step)
     if error is None:
@@ -45,14 +47,14 @@ def error_body(
                 'an OpenAI-style body {"error": {"message", "type", "param", "code"}}', short(text)
             )
         )
-    elif got != body:
-        expected_message = body.get("error", {}).get("message")
+    elif got != wanted:
+        expected_message = wanted.get("error", {}).get("message")
         if error.get("message") != expected_message:
             violations.append(
                 Violation(f"message {expected_message!r}", short(error.get("message")))
             )
         else:
-            violations.append(Violation(short(body), short(got), Severity.MINOR))
+            violations.append(Violation(short(wanted), short(got), Severity.MINOR))
     return violations
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepseek_recipe_conformance.oracle import RecipeOracle
 from tests.conformance.standin import Quirks, StandinModel
 from tests.conformance.wire import Wire
 
@@ -21,6 +22,7 @@ DSML_LEAK = '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">'
 API_KEY_HEADERS = ("authorization", "x-api-key")
 SERVED_MODEL = "DeepSeek-V4-Pro"
 """The model the detection test asks for (a fault may hide it from the model list)."""
+ORACLE = RecipeOracle(SERVED_MODEL)
 
 
 @dataclass
@@ -603,6 +605,16 @@ def validation_before_auth(r: Forwarded) -> None:
         _with_key(r)
 
 
+def unknown_model_accepted(r: Forwarded) -> None:
+    """Any model name is served (by the one model the host has)."""
+    try:
+        body = json.loads(r.body)
+    except ValueError:
+        return
+    if isinstance(body, dict) and body.get("model") not in (None, SERVED_MODEL):
+        r.body = json.dumps({**body, "model": SERVED_MODEL}).encode()
+
+
 def auth_status_403(w: Wire) -> None:
     if w.status == 401:
         w.status = 403
@@ -782,6 +794,30 @@ def top_logprobs_exceeded(w: Wire) -> None:
             grow(entry)
 
 
+def cache_miss_ignores_hits(w: Wire) -> None:
+    """prompt_cache_miss_tokens always the whole prompt (hits counted twice)."""
+    for u in _usages(w):
+        if "prompt_cache_miss_tokens" in u:
+            u["prompt_cache_miss_tokens"] = u["prompt_tokens"]
+
+
+def messages_input_includes_hits(w: Wire) -> None:
+    """Messages input_tokens as the whole prompt instead of the cache miss."""
+    for u in _usages(w):
+        if "cache_read_input_tokens" in u:
+            u["input_tokens"] += u["cache_read_input_tokens"]
+
+
+def validation_order_reversed(w: Wire) -> None:
+    """The host checks temperature last: with another invalid parameter, that one is reported."""
+    if w.status != 400 or "temperature" not in w.request:
+        return
+    rest = {k: v for k, v in w.request.items() if k != "temperature"}
+    other = ORACLE.expected_error(w.protocol, rest) if w.protocol else None
+    if other is not None:
+        w.body = other[1]
+
+
 # ------------------------------------------------------------------ framing and shapes
 
 
@@ -944,6 +980,18 @@ FAULTS: tuple[Fault, ...] = (
         "errors served as text/plain",
         error_content_type_text,
         cases=("validation.params.temperature.",),
+    ),
+    Fault(
+        "unknown_model_accepted",
+        "a model name the host does not serve is accepted",
+        request=unknown_model_accepted,
+        cases=("validation.unknown_model.",),
+    ),
+    Fault(
+        "validation_order_reversed",
+        "two invalid parameters: the host reports the one the official order checks later",
+        validation_order_reversed,
+        cases=("validation.precedence.",),
     ),
     Fault(
         "invalid_params_accepted",
@@ -1142,6 +1190,18 @@ FAULTS: tuple[Fault, ...] = (
         "non-stream usage differs from the stream's",
         body_usage_differs_from_stream,
         cases=("equivalence.plain.",),
+    ),
+    Fault(
+        "cache_miss_ignores_hits",
+        "prompt_cache_miss_tokens = prompt_tokens even on a cache hit",
+        cache_miss_ignores_hits,
+        cases=("cache.repeat.chat",),
+    ),
+    Fault(
+        "messages_input_includes_hits",
+        "Messages input_tokens counts the cached prefix too",
+        messages_input_includes_hits,
+        cases=("cache.repeat.messages",),
     ),
     Fault(
         "cache_never_hits",

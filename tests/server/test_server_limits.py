@@ -72,6 +72,16 @@ def test_invalid_json_is_400(narrow: LiveServer) -> None:
     assert set(response.json()["error"]) == {"message", "type", "param", "code"}
 
 
+def test_unknown_path_and_wrong_method_are_official_errors(narrow: LiveServer) -> None:
+    missing = httpx.post(f"{narrow.base_url}/v1/nothing", headers=HEADERS, json={})
+    wrong = httpx.get(f"{narrow.base_url}/v1/chat/completions", headers=HEADERS)
+    for response, status in ((missing, 404), (wrong, 405)):
+        assert response.status_code == status
+        assert response.headers["content-type"] == "application/json"
+        assert set(response.json()["error"]) == {"message", "type", "param", "code"}
+    assert wrong.headers["allow"] == "POST"
+
+
 def test_keepalive_429_and_disconnect_cancel(narrow: LiveServer) -> None:
     url = f"{narrow.base_url}/v1/chat/completions"
     with httpx.Client(timeout=60) as first_client, httpx.Client(timeout=60) as second_client:
