@@ -16,6 +16,7 @@ from typing import Any
 
 from deepseek_recipe_conformance.oracle import RecipeOracle
 from tests.conformance.standin import Quirks, StandinModel
+from tests.conformance.standin_text import STYLES
 from tests.conformance.wire import Wire
 
 DSML_LEAK = '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">'
@@ -1378,8 +1379,6 @@ BENIGN: tuple[Fault, ...] = (
 )
 """Transport variations a conforming host may apply; they must produce no finding."""
 
-OTHER_MODELS: tuple[StandinModel, ...] = tuple(
-    StandinModel(style) for style in ("short", "no_tools", "wordy", "tool_happy")
-)
+OTHER_MODELS: tuple[StandinModel, ...] = tuple(StandinModel(style) for style in STYLES)
 """Conforming hosts whose model is not DeepSeek's (shorter answers, no tool calls, other
 wording, tool calls everywhere): the suite must raise nothing against them."""

@@ -45,7 +45,8 @@ def test_checks_exist_and_model_is_substituted():
             if step.method == "GET" or step.raw is not None:
                 assert "{model}" not in (step.raw or "") and step.body == {}
                 continue
-            assert step.body["model"] == "my-model"
+            unknown = case.id.startswith("validation.unknown_model.")
+            assert step.body["model"] == ("no-such-model" if unknown else "my-model")
             assert "{model}" not in json.dumps(step.body)
             assert (step.body.get("stream") is True) == step.stream
 

@@ -128,8 +128,10 @@ async def run_all(upstream: str) -> tuple[dict[str, Outcome], dict[str, Outcome]
         return outcome(name, mimics, chosen, result)
 
     faults = [run(f.name, f.mimics, f, f.model, select(cases, f.cases)) for f in FAULTS]
+    # Optional cases are known deviations of the upstream (this project's recipe), not the host's.
+    required = [c for c in cases if c.required]
     hosts = [
-        run(f"model:{m.style}", f"a conforming host with the {m.style!r} model", None, m, cases)
+        run(f"model:{m.style}", f"a conforming host with the {m.style!r} model", None, m, required)
         for m in OTHER_MODELS
     ]
     hosts += [
