@@ -764,6 +764,37 @@ def json_schema_not_enforced(w: Wire) -> None:
                 holder[key] = ""
 
 
+def stop_sequence_misnamed(w: Wire) -> None:
+    """Messages names a stop string the request never sent."""
+    for holder in _messages_finish_holders(w):
+        if holder.get("stop_reason") == "stop_sequence":
+            holder["stop_sequence"] = "<stop>"
+
+
+def content_null(w: Wire) -> None:
+    """Chat content null at the end of a plain answer."""
+    if w.protocol == "chat" and isinstance(w.body, dict):
+        for choice in w.body.get("choices") or []:
+            if not choice["message"].get("tool_calls"):
+                choice["message"]["content"] = None
+
+
+def tool_called_despite_none(w: Wire) -> None:
+    """tool_choice none ignored: the answer is a tool call."""
+    if w.protocol == "chat" and isinstance(w.body, dict) and w.request.get("tool_choice") == "none":
+        for choice in w.body.get("choices") or []:
+            call = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+            choice["message"]["tool_calls"] = [
+                {
+                    "index": 0,
+                    "id": "call_00_abcdefghijABCDEFGHIJ1234",
+                    "type": "function",
+                    "function": call,
+                }
+            ]
+            choice["finish_reason"] = "tool_calls"
+
+
 # ------------------------------------------------------------------ usage and logprobs
 
 
@@ -820,6 +851,14 @@ def validation_order_reversed(w: Wire) -> None:
 
 
 # ------------------------------------------------------------------ framing and shapes
+
+
+def event_json_truncated(w: Wire) -> None:
+    """One event's JSON cut short (a write split inside an event and never completed)."""
+    for event in w.events[1:]:
+        if isinstance(event[1], dict):
+            event[1] = json.dumps(event[1])[:-3]
+            return
 
 
 def ping_missing(w: Wire) -> None:
@@ -1094,6 +1133,18 @@ FAULTS: tuple[Fault, ...] = (
         model=StandinModel("tool_happy"),
     ),
     Fault(
+        "tool_called_despite_none",
+        "tool_choice none ignored",
+        tool_called_despite_none,
+        cases=("tools.none.chat.body",),
+    ),
+    Fault(
+        "content_null",
+        "content null at the end of a plain answer",
+        content_null,
+        cases=("streaming.plain.", "usage.non_thinking.chat.body"),
+    ),
+    Fault(
         "tool_input_as_string",
         "Messages tool_use input as a JSON string",
         tool_input_as_string,
@@ -1136,6 +1187,12 @@ FAULTS: tuple[Fault, ...] = (
         "stop_sequence_not_reported",
         "a stop match reported as end_turn",
         stop_sequence_not_reported,
+        cases=("stop.cut.messages",),
+    ),
+    Fault(
+        "stop_sequence_misnamed",
+        "stop_sequence names a string the request never sent",
+        stop_sequence_misnamed,
         cases=("stop.cut.messages",),
     ),
     Fault(
@@ -1306,6 +1363,12 @@ FAULTS: tuple[Fault, ...] = (
         "stream_as_json_content_type",
         "stream served as application/json",
         stream_as_json_content_type,
+        cases=("streaming.plain.",),
+    ),
+    Fault(
+        "event_json_truncated",
+        "an event whose JSON is cut short",
+        event_json_truncated,
         cases=("streaming.plain.",),
     ),
     Fault(

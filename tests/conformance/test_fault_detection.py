@@ -31,6 +31,7 @@ import httpx
 import pytest
 
 from deepseek_recipe_conformance.cases import load_cases
+from deepseek_recipe_conformance.checks import REGISTRY
 from deepseek_recipe_conformance.model import Case, RunResult, Severity
 from deepseek_recipe_conformance.oracle import RecipeOracle
 from deepseek_recipe_conformance.runner import RunConfig, run_suite
@@ -185,10 +186,19 @@ def outcomes(
     return faults, hosts
 
 
-def test_at_least_sixty_fault_classes() -> None:
+def test_at_least_sixty_fault_classes_cover_every_family() -> None:
     assert len(FAULTS) >= 60
     assert len({f.name for f in FAULTS}) == len(FAULTS)
-    assert all(f.cases for f in FAULTS)
+    cases = load_cases(SERVED_MODEL)
+    covered = {c.family for f in FAULTS for c in select(cases, f.cases)}
+    assert covered == {c.family for c in cases}
+
+
+def test_every_check_flags_some_fault_class(
+    outcomes: tuple[dict[str, Outcome], dict[str, Outcome]],
+) -> None:
+    fired = {check for o in outcomes[0].values() if o.detected for check in o.checks}
+    assert set(REGISTRY) - fired == set()
 
 
 @pytest.mark.parametrize("name", [f.name for f in FAULTS])
