@@ -151,12 +151,6 @@ def dsml_in_content(w: Wire) -> None:
             return
 
 
-def _stop_strings(w: Wire) -> list[str]:
-    raw = w.request.get("stop", w.request.get("stop_sequences"))
-    stops = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-    return [s for s in stops if isinstance(s, str) and s]
-
-
 def json_with_preamble(w: Wire) -> None:
     fmt = w.request.get("response_format") or (w.request.get("text") or {}).get("format") or {}
     if fmt.get("type") not in ("json_object", "json_schema"):
@@ -188,9 +182,6 @@ MESSAGES_WRONG = {
     "max_tokens": "end_turn",
     "stop_sequence": "end_turn",
 }
-
-
-_ALL_TO_STOP = {"tool_calls": "stop", "length": "stop", "content_filter": "stop"}
 
 
 def _messages_finish_holders(w: Wire) -> list[dict[str, Any]]:

@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 
 from deepseek_recipe_conformance.cases import load_cases
 from deepseek_recipe_conformance.model import Case, RunResult
-from deepseek_recipe_conformance.oracle import RecipeOracle, VectorOracle
+from deepseek_recipe_conformance.oracle import RecipeOracle
 from deepseek_recipe_conformance.runner import RunConfig, run_suite
 from tests.conformance.http_server import serve
-from tests.conformance.recordings import RecordingIndex, load_recordings, vectors_dir
+from tests.conformance.recordings import RecordingIndex, load_recordings
 from tests.conformance.replay_host import ReplayHost
 
 API_KEY = "sk-conformance-test"
@@ -22,12 +22,6 @@ MODEL = "DeepSeek-V4-Pro"
 def shared_index() -> RecordingIndex:
     """Recordings are loaded once per test session."""
     return RecordingIndex(load_recordings())
-
-
-@functools.cache
-def shared_oracle() -> VectorOracle:
-    """The request-vector oracle, loaded once."""
-    return VectorOracle(vectors_dir())
 
 
 def all_cases() -> list[Case]:
