@@ -159,9 +159,11 @@ def _stop_cut(free: Output, stopped: Output, stops: list[str]) -> list[Violation
     before = (free.content or "")[:at]
     got = stopped.content or ""
     if got != before:
-        if before.startswith(got) or not got.startswith(before):
-            raise NotExercised("the two answers differ (the model is not deterministic)")
-        return [Violation(f"content ending before {stop!r}: {short(before, 60)}", short(got, 80))]
+        if got.startswith(before + stop):  # the stop string was kept, or not applied at all
+            return [
+                Violation(f"content ending before {stop!r}: {short(before, 60)}", short(got, 80))
+            ]
+        raise NotExercised("the two answers differ (the model is not deterministic)")
     if stopped.finish != "stop" or stopped.tool_calls:
         return [
             Violation(f"finish reason stop at the stop sequence {stop!r}", short(stopped.finish))

@@ -402,6 +402,11 @@ def test_stop_applied_compares_two_deterministic_answers():
     assert REGISTRY["output.stop_applied"].fn(
         CheckContext(make_case(steps=2), [free, kept], ORACLE)
     )
+    diverged = body_exchange("chat", chat_body({"content": "Parisian"}), stops)
+    with pytest.raises(NotExercised):
+        REGISTRY["output.stop_applied"].fn(
+            CheckContext(make_case(steps=2), [free, diverged], ORACLE)
+        )
     other = recipe_exchange("chat", stops, "London is nice")
     with pytest.raises(NotExercised):
         REGISTRY["output.stop_applied"].fn(CheckContext(make_case(steps=2), [free, other], ORACLE))
