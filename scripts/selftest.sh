@@ -19,5 +19,5 @@ for _ in $(seq 1 120); do
   sleep 1
 done
 "$BIN/deepseek-recipe" conformance --base-url "http://127.0.0.1:$PORT" --api-key "$KEY" \
-  --model DeepSeek-V4-Pro --no-model-checks \
+  --model DeepSeek-V4-Pro --max-completion-tokens 32 \
   --html "$OUT/conformance.html" --junit "$OUT/conformance.xml" --json "$OUT/conformance.json"
