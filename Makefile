@@ -14,11 +14,7 @@ JOBS ?= $(shell nproc)
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-<<<<<<< HEAD
-.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve diff wheel-smoke
-=======
-.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve soak
->>>>>>> hardenserver
+.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve diff wheel-smoke soak
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
