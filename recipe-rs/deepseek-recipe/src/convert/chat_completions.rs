@@ -108,16 +108,20 @@ impl ChatCompletionRequest {
                 name_path: Some(format!("tools[{index}].function.name")),
             })
             .collect();
-        let declared = build_tools(declarations, false)?;
-        check_strict_mix(declared.iter().map(|tool| tool.strict))?;
-        let tools_declared = !declared.is_empty();
         let choice = self.tool_choice.map(|choice| match choice {
             ChatToolChoice::None => ToolChoiceParam::None,
             ChatToolChoice::Auto => ToolChoiceParam::Auto,
             ChatToolChoice::Required => ToolChoiceParam::Required,
             ChatToolChoice::Function(name) => ToolChoiceParam::Named(name),
         });
+        let declared = build_tools(
+            declarations,
+            false,
+            choice == Some(ToolChoiceParam::None),
+        )?;
+        let tools_declared = !declared.is_empty();
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
 
         let format = match self.response_format {
             None | Some(ChatResponseFormat::Text) => FormatChoice::Text,

@@ -12,12 +12,13 @@ use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_toke
 use super::thinking::resolve_thinking;
 use super::tools::{build_tools, resolve_tool_choice, FunctionDecl, ToolChoiceParam};
 use crate::conversation::{
-    ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, ToolCall,
+    ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
 };
 use crate::error::ApiError;
 use crate::protocol::messages::{
     ContentBlock, ImageSourceParam, MessagesContent, MessagesMessage, MessagesRequest,
-    MessagesToolChoice, SystemBlock, SystemParam, ToolResultBlock, ToolResultContent,
+    MessagesToolChoice, SystemBlock, SystemParam, ToolReferenceParam, ToolResultBlock,
+    ToolResultContent,
 };
 
 /// The pass-back error of Messages.
@@ -48,11 +49,23 @@ impl MessagesRequest {
             )));
         }
         let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+        let tool_definitions: Vec<Tool> = tools
+            .iter()
+            .map(|tool| Tool {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.input_schema.clone().unwrap_or_default(),
+                strict: None,
+                defer_loading: tool.defer_loading == Some(true)
+                    && model_version == ModelVersion::DeepseekV41Flash,
+            })
+            .collect();
         let converter = MessageConverter {
             version: model_version,
             image_token: options.image_token(),
             web_search: options.messages_web_search,
             tool_names: &tool_names,
+            tool_definitions: &tool_definitions,
         };
         let mut messages = Vec::new();
         if let Some(system) = self.system {
@@ -91,13 +104,17 @@ impl MessagesRequest {
                 name_path: Some(format!("tools[{index}].name")),
             })
             .collect();
-        let declared = build_tools(declarations, true)?;
-        let tools_declared = !declared.is_empty();
         let choice = self.tool_choice.map(|choice| match choice {
             MessagesToolChoice::Auto {} | MessagesToolChoice::Any {} => ToolChoiceParam::Auto,
             MessagesToolChoice::Tool { name } => ToolChoiceParam::Named(name),
             MessagesToolChoice::None {} => ToolChoiceParam::None,
         });
+        let declared = build_tools(
+            declarations,
+            true,
+            choice == Some(ToolChoiceParam::None),
+        )?;
+        let tools_declared = !declared.is_empty();
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let max_tokens = clamp_max_tokens(
             self.max_tokens,
@@ -159,6 +176,8 @@ struct MessageConverter<'a> {
     image_token: &'a str,
     web_search: WebSearchBehavior,
     tool_names: &'a [String],
+    /// The declared tools as `tool_addition` blocks show them.
+    tool_definitions: &'a [Tool],
 }
 
 impl MessageConverter<'_> {
@@ -191,30 +210,58 @@ impl MessageConverter<'_> {
                 "messages.{index}.content: thinking blocks may only be in `assistant` messages"
             )));
         }
+        if role != Role::System
+            && blocks
+                .iter()
+                .any(|block| matches!(block, ContentBlock::ToolAddition { .. }))
+        {
+            return Err(ApiError::invalid_request(format!(
+                "messages.{index}: `tool_addition` blocks can only be in `system` messages"
+            )));
+        }
         match role {
             Role::Assistant => self.convert_assistant(index, blocks, out),
-            Role::System => self.convert_system(blocks, out),
+            Role::System => self.convert_system(index, blocks, out),
             _ => self.convert_user(index, blocks, out),
         }
     }
 
-    /// A system-role message: V4.1 keeps it as a system message, V4 turns it into a user
-    /// `<system-reminder>` note.
+    /// A system-role message: V4.1 keeps it as a system message (with the tools its
+    /// `tool_addition` blocks add), V4 turns its text into a user `<system-reminder>` note (a
+    /// message without text is dropped).
     fn convert_system(
         &self,
+        index: usize,
         blocks: Vec<ContentBlock>,
         out: &mut Vec<Converted>,
     ) -> Result<(), ApiError> {
-        let text = blocks
-            .into_iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text { text } => Some(text),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(BLOCK_SEPARATOR);
+        let mut texts = Vec::new();
+        let mut tools = Vec::new();
+        for (block_index, block) in blocks.into_iter().enumerate() {
+            match block {
+                ContentBlock::Text { text } => texts.push(text),
+                ContentBlock::ToolAddition {
+                    tool: ToolReferenceParam::ToolReference { name },
+                } => {
+                    let Some(tool) = self.tool_definitions.iter().find(|tool| tool.name == name)
+                    else {
+                        return Err(ApiError::invalid_request(format!(
+                            "messages.{index}.content.{block_index}: `tool_addition` references unknown tool '{name}'"
+                        )));
+                    };
+                    tools.push(tool.clone());
+                }
+                _ => {}
+            }
+        }
+        let text = texts.join(BLOCK_SEPARATOR);
         let message = match self.version {
-            ModelVersion::DeepseekV41Flash => text_message(Role::System, text),
+            ModelVersion::DeepseekV41Flash => {
+                let mut message = text_message(Role::System, text);
+                message.tools = tools;
+                message
+            }
+            ModelVersion::DeepseekV4Pro if text.is_empty() => return Ok(()),
             ModelVersion::DeepseekV4Pro => text_message(
                 Role::User,
                 format!("<system-reminder>\n{text}\n</system-reminder>"),
@@ -259,7 +306,7 @@ impl MessageConverter<'_> {
                 }
                 ContentBlock::Thinking { .. }
                 | ContentBlock::ToolUse { .. }
-                | ContentBlock::ToolAddition {} => continue,
+                | ContentBlock::ToolAddition { .. } => continue,
             };
             out.push(Converted::plain(message));
         }
@@ -298,7 +345,7 @@ impl MessageConverter<'_> {
                 ContentBlock::ServerToolUse {} | ContentBlock::WebSearchToolResult {} => {
                     self.server_block()?
                 }
-                ContentBlock::ToolResult { .. } | ContentBlock::ToolAddition {} => {}
+                ContentBlock::ToolResult { .. } | ContentBlock::ToolAddition { .. } => {}
             }
         }
         let mut message = text_message(Role::Assistant, texts.join(BLOCK_SEPARATOR));

@@ -176,9 +176,6 @@ impl ResponsesRequest {
             .collect();
         let declarations =
             tool_declarations(self.tools.unwrap_or_default(), model_version, options)?;
-        let mut declared = build_tools(declarations, false)?;
-        declared.extend(loaded_tools);
-        let tools_declared = !declared.is_empty();
         let choice = match self.tool_choice {
             None => None,
             Some(ResponsesToolChoice::None) => Some(ToolChoiceParam::None),
@@ -194,6 +191,13 @@ impl ResponsesRequest {
                 }
             },
         };
+        let mut declared = build_tools(
+            declarations,
+            false,
+            choice == Some(ToolChoiceParam::None),
+        )?;
+        declared.extend(loaded_tools);
+        let tools_declared = !declared.is_empty();
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
 
         let format = self.text.and_then(|text| text.format);
@@ -272,6 +276,95 @@ fn function_declaration(
     }
 }
 
+/// A function of a namespace: named `<namespace><separator><name>`; V4.1 puts the namespace
+/// description (when given) on a line before the function's.
+fn namespace_member_declaration(
+    namespace: &str,
+    namespace_description: Option<&str>,
+    mut function: FunctionTool,
+    version: ModelVersion,
+) -> FunctionDecl {
+    let name = format!("{namespace}{}{}", namespace_separator(version), function.name);
+    if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (version, namespace_description) {
+        function.description = Some(format!(
+            "{prefix}\n{}",
+            function.description.as_deref().unwrap_or_default()
+        ));
+    }
+    function_declaration(function, name, None, version)
+}
+
+/// The tools a tool search returned: the listing its tool message shows and the declarations
+/// of the functions it loads (V4.1).
+fn searched_tools(
+    index: usize,
+    tools: Vec<ResponsesTool>,
+    version: ModelVersion,
+) -> Result<(Vec<Value>, Vec<FunctionDecl>), ApiError> {
+    let mut listing = Vec::new();
+    let mut declarations = Vec::new();
+    let function_entry = |function: &FunctionTool| {
+        json!({
+            "type": "function",
+            "name": function.name,
+            "description": function.description,
+            "parameters": function.parameters,
+            "strict": function.strict,
+        })
+    };
+    for tool in tools {
+        match tool {
+            ResponsesTool::Function(function) => {
+                listing.push(function_entry(&function));
+                let name = function.name.clone();
+                declarations.push(function_declaration(function, name, None, version));
+            }
+            ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
+                listing.push(json!({"type": "custom", "name": custom.name}));
+                declarations.push(apply_patch_declaration(version));
+            }
+            ResponsesTool::Custom(custom) => {
+                return Err(ApiError::invalid_request(format!(
+                    "Unsupported custom tool: '{}'. Only 'apply_patch' is supported.",
+                    custom.name
+                )));
+            }
+            ResponsesTool::Namespace(namespace) => {
+                for member in namespace.tools {
+                    if let NamespaceMember::Function(function) = member {
+                        let mut entry = function_entry(&function);
+                        entry["namespace"] = json!({
+                            "name": namespace.name,
+                            "description": namespace.description.as_deref().unwrap_or_default(),
+                        });
+                        listing.push(entry);
+                        declarations.push(namespace_member_declaration(
+                            &namespace.name,
+                            namespace.description.as_deref(),
+                            function,
+                            version,
+                        ));
+                    }
+                }
+            }
+            ResponsesTool::WebSearch(web_search) => listing.push(json!({
+                "type": "web_search",
+                "search_context_size": web_search.search_context_size,
+                "user_location": web_search.user_location,
+            })),
+            ResponsesTool::Other => {
+                return Err(ApiError::invalid_request(format!(
+                    "input[{index}]: the enum variant ResponsesTool::Unsupported cannot be serialized"
+                )));
+            }
+        }
+    }
+    for declaration in &mut declarations {
+        declaration.defer_loading = true;
+    }
+    Ok((listing, declarations))
+}
+
 /// The `apply_patch` custom tool as a function with one string parameter.
 fn apply_patch_declaration(version: ModelVersion) -> FunctionDecl {
     let description = match version {
@@ -305,7 +398,6 @@ fn tool_declarations(
     version: ModelVersion,
     options: &ConversionOptions,
 ) -> Result<Vec<FunctionDecl>, ApiError> {
-    let separator = namespace_separator(version);
     let mut declarations = Vec::new();
     for (index, tool) in tools.into_iter().enumerate() {
         match tool {
@@ -339,8 +431,12 @@ fn tool_declarations(
                                 &format!("tools[{index}].tools[{member_index}].name"),
                             )?;
                             local_names.push(function.name.clone());
-                            let name = format!("{}{separator}{}", namespace.name, function.name);
-                            declarations.push(function_declaration(function, name, None, version));
+                            declarations.push(namespace_member_declaration(
+                                &namespace.name,
+                                namespace.description.as_deref(),
+                                function,
+                                version,
+                            ));
                         }
                         NamespaceMember::Custom(custom) => {
                             return Err(ApiError::invalid_request(format!(
@@ -352,7 +448,7 @@ fn tool_declarations(
                     }
                 }
             }
-            ResponsesTool::WebSearch => {
+            ResponsesTool::WebSearch(_) => {
                 if options.responses_web_search == WebSearchBehavior::Reject {
                     return Err(ApiError::invalid_request("Server tools are not supported"));
                 }
@@ -531,13 +627,15 @@ impl ItemConverter<'_> {
                         arguments,
                     })?;
                 }
-                InputItem::ToolSearchCall(call) if call.execution.as_deref() == Some("client") => {
-                    let arguments = call.arguments.unwrap_or(Value::Null).to_string();
-                    transcript.push_call(ToolCall {
-                        id: call.call_id.unwrap_or_default(),
-                        name: TOOL_SEARCH_NAME.to_owned(),
-                        arguments,
-                    })?;
+                InputItem::ToolSearchCall(call) => {
+                    // V4 drops tool search items; V4.1 shows the search as a call.
+                    if self.version == ModelVersion::DeepseekV41Flash {
+                        transcript.push_call(ToolCall {
+                            id: call.call_id,
+                            name: TOOL_SEARCH_NAME.to_owned(),
+                            arguments: Value::Object(call.arguments).to_string(),
+                        })?;
+                    }
                 }
                 InputItem::FunctionCallOutput(output) | InputItem::CustomToolCallOutput(output) => {
                     check_call_id(&output.call_id, index)?;
@@ -545,18 +643,19 @@ impl ItemConverter<'_> {
                     message.tool_call_id = Some(output.call_id.clone());
                     transcript.push_output(&output.call_id, vec![message])?;
                 }
-                InputItem::ToolSearchOutput(output)
-                    if output.execution.as_deref() == Some("client") =>
-                {
-                    let id = output.call_id.unwrap_or_default();
-                    let defer_loading = self.version == ModelVersion::DeepseekV41Flash;
-                    let messages =
-                        tool_search_result(&id, output.tools.unwrap_or_default(), defer_loading);
-                    transcript.push_output(&id, messages)?;
+                InputItem::ToolSearchOutput(output) => {
+                    if self.version == ModelVersion::DeepseekV41Flash {
+                        let (listing, declarations) =
+                            searched_tools(index, output.tools, self.version)?;
+                        let mut result =
+                            text_message(Role::Tool, Value::Array(listing).to_string());
+                        result.tool_call_id = Some(output.call_id.clone());
+                        let mut loaded = text_message(Role::System, String::new());
+                        loaded.tools = build_tools(declarations, false, false)?;
+                        transcript.push_output(&output.call_id, vec![result, loaded])?;
+                    }
                 }
-                InputItem::ToolSearchCall(_)
-                | InputItem::ToolSearchOutput(_)
-                | InputItem::Other => {}
+                InputItem::Other => {}
             }
         }
         transcript.close_group()?;
@@ -672,41 +771,6 @@ impl ItemConverter<'_> {
         }
         Ok(builder)
     }
-}
-
-/// A client tool search result: the tool message listing the tools found, then a system
-/// message that makes them available (marked deferred for V4.1).
-fn tool_search_result(
-    call_id: &str,
-    tools: Vec<FunctionTool>,
-    defer_loading: bool,
-) -> Vec<Message> {
-    let listed: Vec<Value> = tools
-        .iter()
-        .map(|tool| {
-            json!({
-                "type": "function",
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-                "strict": tool.strict,
-            })
-        })
-        .collect();
-    let mut result = text_message(Role::Tool, Value::Array(listed).to_string());
-    result.tool_call_id = Some(call_id.to_owned());
-    let mut loaded = text_message(Role::System, String::new());
-    loaded.tools = tools
-        .into_iter()
-        .map(|tool| Tool {
-            name: tool.name,
-            description: tool.description,
-            parameters: tool.parameters.unwrap_or_else(|| json!({})),
-            strict: tool.strict,
-            defer_loading,
-        })
-        .collect();
-    vec![result, loaded]
 }
 
 /// Call ids must not be empty.

@@ -280,26 +280,36 @@ impl<'de> Deserialize<'de> for CallOutput {
     }
 }
 
+/// Where a tool search ran (both are rendered alike, for V4.1 only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolSearchExecution {
+    /// Run by the client.
+    Client,
+    /// Run by the server.
+    Server,
+}
+
 /// A tool search call item.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ToolSearchCallItem {
     /// Call id.
-    pub call_id: Option<String>,
-    /// `client` (kept) or `server` (dropped).
-    pub execution: Option<String>,
+    pub call_id: String,
     /// Search arguments.
-    pub arguments: Option<Value>,
+    pub arguments: serde_json::Map<String, Value>,
+    /// Where the search ran.
+    pub execution: Option<ToolSearchExecution>,
 }
 
 /// A tool search output item.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ToolSearchOutputItem {
     /// The call this answers.
-    pub call_id: Option<String>,
-    /// `client` (kept) or `server` (dropped).
-    pub execution: Option<String>,
+    pub call_id: String,
+    /// Where the search ran.
+    pub execution: Option<ToolSearchExecution>,
     /// The tools found.
-    pub tools: Option<Vec<FunctionTool>>,
+    pub tools: Vec<ResponsesTool>,
 }
 
 /// A declared tool, by `type`; types the recipe does not serve are [`ResponsesTool::Other`].
@@ -312,7 +322,7 @@ pub enum ResponsesTool {
     /// A group of functions under a namespace.
     Namespace(NamespaceTool),
     /// The web search server tool.
-    WebSearch,
+    WebSearch(WebSearchTool),
     /// Any other tool type (silently dropped).
     Other,
 }
@@ -325,7 +335,9 @@ impl<'de> Deserialize<'de> for ResponsesTool {
             Some("function") => Self::Function(value_as::<_, D>(value)?),
             Some("custom") => Self::Custom(value_as::<_, D>(value)?),
             Some("namespace") => Self::Namespace(value_as::<_, D>(value)?),
-            Some("web_search" | "web_search_2025_08_26") => Self::WebSearch,
+            Some("web_search" | "web_search_2025_08_26") => {
+                Self::WebSearch(value_as::<_, D>(value)?)
+            }
             _ => Self::Other,
         })
     }
@@ -346,6 +358,15 @@ pub struct FunctionTool {
     pub defer_loading: Option<bool>,
 }
 
+/// The web search server tool's settings (only listed back in tool search results).
+#[derive(Debug, Clone, Deserialize)]
+pub struct WebSearchTool {
+    /// Search context size.
+    pub search_context_size: Option<Value>,
+    /// Approximate user location.
+    pub user_location: Option<Value>,
+}
+
 /// A custom tool (only `apply_patch` is served).
 #[derive(Debug, Clone, Deserialize)]
 pub struct CustomTool {
@@ -358,6 +379,8 @@ pub struct CustomTool {
 pub struct NamespaceTool {
     /// Namespace name.
     pub name: String,
+    /// Description (V4.1 puts it before each member's description).
+    pub description: Option<String>,
     /// The member tools.
     pub tools: Vec<NamespaceMember>,
 }
