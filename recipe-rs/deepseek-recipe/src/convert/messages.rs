@@ -348,7 +348,7 @@ impl MessageConverter<'_> {
                 ContentBlock::ToolResult { .. } | ContentBlock::ToolAddition { .. } => {}
             }
         }
-        let mut message = text_message(Role::Assistant, texts.join(BLOCK_SEPARATOR));
+        let mut message = text_message(Role::Assistant, join_after_text(&texts));
         let missing_reasoning = thoughts.is_empty();
         message.reasoning_content = (!missing_reasoning).then(|| thoughts.join(BLOCK_SEPARATOR));
         message.tool_calls = (!calls.is_empty()).then_some(calls);
@@ -443,6 +443,19 @@ impl MessageConverter<'_> {
             }
         }
     }
+}
+
+/// Texts joined by blank lines, a separator only once some text is there (leading empty texts
+/// add nothing; later ones add a separator).
+fn join_after_text(texts: &[String]) -> String {
+    let mut joined = String::new();
+    for text in texts {
+        if !joined.is_empty() {
+            joined.push_str(BLOCK_SEPARATOR);
+        }
+        joined.push_str(text);
+    }
+    joined
 }
 
 /// The note shown for a document block.

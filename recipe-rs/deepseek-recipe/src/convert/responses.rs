@@ -499,6 +499,14 @@ impl Transcript {
     }
 
     fn push_assistant(&mut self, mut message: Message) -> Result<(), ApiError> {
+        if self.after_assistant && self.reasoning.is_none() {
+            // Assistant messages in a row (no reasoning item between them) are one turn.
+            if let Some(last) = self.messages.last_mut() {
+                last.content.push_str("\n\n");
+                last.content.push_str(&message.content);
+                return Ok(());
+            }
+        }
         self.close_group()?;
         let reasoning = self.reasoning.take();
         self.missing_reasoning.push(reasoning.is_none());
