@@ -490,7 +490,25 @@ struct Transcript {
 }
 
 impl Transcript {
+    /// Adds the texts of a reasoning item to the reasoning waiting for an assistant turn.
+    fn add_reasoning(&mut self, text: String) {
+        self.reasoning = Some(match self.reasoning.take() {
+            Some(earlier) => format!("{earlier}\n{text}"),
+            None => text,
+        });
+    }
+
+    /// Reasoning that no assistant message follows becomes an assistant turn of its own.
+    fn flush_reasoning(&mut self) -> Result<(), ApiError> {
+        if self.reasoning.is_some() {
+            self.after_assistant = false;
+            self.push_assistant(text_message(Role::Assistant, String::new()))?;
+        }
+        Ok(())
+    }
+
     fn push(&mut self, message: Message) -> Result<(), ApiError> {
+        self.flush_reasoning()?;
         self.close_group()?;
         self.after_assistant = false;
         self.missing_reasoning.push(false);
@@ -523,7 +541,8 @@ impl Transcript {
             group.calls.push(call);
             return Ok(());
         }
-        if !self.after_assistant {
+        if !self.after_assistant || self.reasoning.is_some() {
+            self.after_assistant = false;
             self.push_assistant(text_message(Role::Assistant, String::new()))?;
         } else {
             self.close_group()?;
@@ -611,7 +630,7 @@ impl ItemConverter<'_> {
                         .map(|part| part.text)
                         .collect();
                     if !texts.is_empty() {
-                        transcript.reasoning = Some(texts.join("\n"));
+                        transcript.add_reasoning(texts.join("\n"));
                     }
                 }
                 InputItem::FunctionCall(call) => {
@@ -666,6 +685,7 @@ impl ItemConverter<'_> {
                 InputItem::Other => {}
             }
         }
+        transcript.flush_reasoning()?;
         transcript.close_group()?;
         Ok((transcript.messages, transcript.missing_reasoning))
     }

@@ -94,9 +94,14 @@ impl<'a> Renderer<'a> {
         if let Some(effort) = self.effort_text() {
             self.builder.text(effort);
         }
-        for (index, system) in systems.iter().enumerate() {
-            if index > 0 {
-                self.builder.text("\n\n");
+        // System texts are joined by blank lines; empty ones add nothing.
+        let mut wrote_text = false;
+        for system in systems {
+            if !system.content.is_empty() || !system.images.is_empty() {
+                if wrote_text {
+                    self.builder.text("\n\n");
+                }
+                wrote_text = true;
             }
             self.write_system_content(system);
         }
