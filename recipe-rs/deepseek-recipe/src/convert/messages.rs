@@ -10,7 +10,10 @@ use super::request::ConvertedRequest;
 use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
-use super::tools::{build_tools, resolve_tool_choice, FunctionDecl, ToolChoiceParam};
+use super::tools::{
+    check_tool_names, check_unique_declarations, declared_tools, resolve_tool_choice,
+    FunctionDecl, ToolChoiceParam,
+};
 use crate::conversation::{
     ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
 };
@@ -31,7 +34,28 @@ const BLOCK_SEPARATOR: &str = "\n\n";
 impl MessagesRequest {
     /// Converts the request with `options` (the official 400 body on invalid requests).
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
+        let tools = self.tools.unwrap_or_default();
+        let declarations: Vec<FunctionDecl> = tools
+            .iter()
+            .enumerate()
+            .map(|(index, tool)| FunctionDecl {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.input_schema.clone(),
+                strict: None,
+                defer_loading: tool.defer_loading == Some(true)
+                    && model_version == ModelVersion::DeepseekV41Flash,
+                name_path: Some(format!("tools[{index}].name")),
+            })
+            .collect();
+        check_tool_names(&declarations)?;
+        if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
+            return Err(ApiError::invalid_request(format!(
+                "tools[{index}]: server tools are not supported"
+            )));
+        }
         if self.messages.is_empty() {
             return Err(ApiError::invalid_request(
                 "messages: at least one message is required",
@@ -42,12 +66,6 @@ impl MessagesRequest {
             self.output_config.and_then(|config| config.effort),
             options.default_thinking_mode,
         );
-        let tools = self.tools.unwrap_or_default();
-        if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
-            return Err(ApiError::invalid_request(format!(
-                "tools[{index}]: server tools are not supported"
-            )));
-        }
         let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
         let tool_definitions: Vec<Tool> = tools
             .iter()
@@ -79,58 +97,47 @@ impl MessagesRequest {
             };
             messages.push(Converted::plain(text_message(Role::System, text)));
         }
-        check_tool_pairing(&self.messages)?;
+        // Messages are checked one by one: a pairing error is reported at its message.
+        let pairing_error = check_tool_pairing(&self.messages).err();
         for (index, message) in self.messages.into_iter().enumerate() {
+            if let Some((_, error)) = pairing_error.as_ref().filter(|(at, _)| *at == index) {
+                return Err(error.clone());
+            }
             converter.convert(index, message, &mut messages)?;
         }
         let (mut messages, missing_reasoning): (Vec<Message>, Vec<bool>) = messages
             .into_iter()
             .map(|converted| (converted.message, converted.missing_reasoning))
             .unzip();
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            !declarations.is_empty(),
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
 
-        check_temperature(self.temperature)?;
-        check_top_p(self.top_p)?;
-
-        let declarations = tools
-            .into_iter()
-            .enumerate()
-            .map(|(index, tool)| FunctionDecl {
-                name: tool.name,
-                description: tool.description,
-                parameters: tool.input_schema,
-                strict: None,
-                defer_loading: tool.defer_loading == Some(true)
-                    && model_version == ModelVersion::DeepseekV41Flash,
-                name_path: Some(format!("tools[{index}].name")),
-            })
-            .collect();
         let choice = self.tool_choice.map(|choice| match choice {
             MessagesToolChoice::Auto {} | MessagesToolChoice::Any {} => ToolChoiceParam::Auto,
             MessagesToolChoice::Tool { name } => ToolChoiceParam::Named(name),
             MessagesToolChoice::None {} => ToolChoiceParam::None,
         });
-        let declared = build_tools(
-            declarations,
-            true,
-            choice == Some(ToolChoiceParam::None),
-        )?;
-        let tools_declared = !declared.is_empty();
+        let choice_is_none = choice == Some(ToolChoiceParam::None);
+        if !choice_is_none {
+            check_unique_declarations(&declarations)?;
+        }
+        let declared = declared_tools(declarations, true, choice_is_none)?;
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        let stop_sequences = self.stop_sequences.unwrap_or_default();
+        check_stop(&stop_sequences, false)?;
+        check_temperature(self.temperature)?;
+        check_top_p(self.top_p)?;
         let max_tokens = clamp_max_tokens(
             self.max_tokens,
             options.max_tokens_upper_bound(thinking_mode),
         )?;
-        let stop_sequences = self.stop_sequences.unwrap_or_default();
-        check_stop(&stop_sequences, false)?;
 
-        check_reasoning_pass_back(
-            &messages,
-            &missing_reasoning,
-            tools_declared,
-            options.reasoning_content_behavior,
-            thinking_mode,
-            REASONING_PASS_BACK_ERROR,
-        )?;
         settle_reasoning(&mut messages, thinking_mode);
 
         Ok(Draft {
@@ -547,7 +554,7 @@ fn is_padded_base64(data: &str) -> bool {
 
 /// Every `tool_use` must be answered by `tool_result` blocks at the start of the next message,
 /// and every `tool_result` must answer a `tool_use` of the previous message.
-fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), ApiError> {
+fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiError)> {
     let mut pending: Vec<&str> = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         let blocks: &[ContentBlock] = match message {
@@ -572,9 +579,9 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), ApiError> {
         for (block_index, block) in blocks.iter().enumerate() {
             if let ContentBlock::ToolResult { tool_use_id, .. } = block {
                 if !pending.contains(&tool_use_id.as_str()) {
-                    return Err(ApiError::invalid_request(format!(
+                    return Err((index, ApiError::invalid_request(format!(
                         "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
-                    )));
+                    ))));
                 }
             }
         }
@@ -584,19 +591,19 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), ApiError> {
             .filter(|id| !leading_results.contains(id))
             .collect();
         if !unanswered.is_empty() {
-            return Err(ApiError::invalid_request(format!(
+            return Err((index, ApiError::invalid_request(format!(
                 "messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
                 unanswered.join(", ")
-            )));
+            ))));
         }
         pending.clear();
         let mut seen: Vec<&str> = Vec::new();
         for (block_index, block) in blocks.iter().enumerate() {
             if let ContentBlock::ToolUse { id, .. } = block {
                 if seen.contains(&id.as_str()) {
-                    return Err(ApiError::invalid_request(format!(
+                    return Err((index, ApiError::invalid_request(format!(
                         "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
-                    )));
+                    ))));
                 }
                 seen.push(id);
             }
@@ -634,7 +641,8 @@ mod tests {
             ]}"#,
         )
         .unwrap();
-        let err = check_tool_pairing(&request.messages).unwrap_err();
+        let (at, err) = check_tool_pairing(&request.messages).unwrap_err();
+        assert_eq!(at, 2);
         assert!(err
             .error
             .message

@@ -15,7 +15,8 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    build_tools, check_strict_mix, check_tool_name, resolve_tool_choice, FunctionDecl,
+    build_tools, check_strict_mix, check_tool_name, check_unique_declarations, declared_tools,
+    resolve_tool_choice, FunctionDecl,
     ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, Tool, ToolCall};
@@ -137,8 +138,11 @@ impl ResponsesRequest {
 
     /// Converts the request with `options` (the official 400 body on invalid requests).
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
         let response_context = self.response_context(options)?;
+        let declarations =
+            tool_declarations(self.tools.unwrap_or_default(), model_version, options)?;
         let items = match self.input {
             None if self.instructions.is_none() => {
                 return Err(ApiError::invalid_request(
@@ -174,8 +178,14 @@ impl ResponsesRequest {
             .iter()
             .flat_map(|message| message.tools.iter().cloned())
             .collect();
-        let declarations =
-            tool_declarations(self.tools.unwrap_or_default(), model_version, options)?;
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            !declarations.is_empty() || !loaded_tools.is_empty(),
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
         let choice = match self.tool_choice {
             None => None,
             Some(ResponsesToolChoice::None) => Some(ToolChoiceParam::None),
@@ -191,32 +201,16 @@ impl ResponsesRequest {
                 }
             },
         };
-        let mut declared = build_tools(
-            declarations,
-            false,
-            choice == Some(ToolChoiceParam::None),
-        )?;
+        let choice_is_none = choice == Some(ToolChoiceParam::None);
+        if !choice_is_none {
+            check_unique_declarations(&declarations)?;
+        }
+        let mut declared = declared_tools(declarations, false, choice_is_none)?;
         declared.extend(loaded_tools);
-        let tools_declared = !declared.is_empty();
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
 
         let format = self.text.and_then(|text| text.format);
-        if matches!(format, Some(TextFormat::JsonObject))
-            && !mentions_json(messages.iter().map(|message| message.content.as_str()))
-        {
-            return Err(ApiError::invalid_request(
-                "Response input messages must contain the word 'json' in some form to use 'text.format' of type 'json_object'.",
-            ));
-        }
-
-        check_temperature(self.temperature)?;
-        check_top_p(self.top_p)?;
-        let max_tokens = check_max_tokens(
-            self.max_output_tokens,
-            options.max_tokens_upper_bound(thinking_mode),
-        )?;
-        check_top_logprobs(self.top_logprobs)?;
-
+        let wants_json_object = matches!(format, Some(TextFormat::JsonObject));
         let format = match format {
             None | Some(TextFormat::Text) => FormatChoice::Text,
             Some(TextFormat::JsonObject) => FormatChoice::JsonObject,
@@ -224,16 +218,22 @@ impl ResponsesRequest {
                 json_schema_format(schema, strict == Some(true))?
             }
         };
-
-        check_reasoning_pass_back(
-            &messages,
-            &missing_reasoning,
-            tools_declared,
-            options.reasoning_content_behavior,
-            thinking_mode,
-            REASONING_PASS_BACK_ERROR,
-        )?;
+        if wants_json_object
+            && !mentions_json(messages.iter().map(|message| message.content.as_str()))
+        {
+            return Err(ApiError::invalid_request(
+                "Response input messages must contain the word 'json' in some form to use 'text.format' of type 'json_object'.",
+            ));
+        }
         check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
+        check_temperature(self.temperature)?;
+        check_top_p(self.top_p)?;
+        check_top_logprobs(self.top_logprobs)?;
+        let max_tokens = check_max_tokens(
+            self.max_output_tokens,
+            options.max_tokens_upper_bound(thinking_mode),
+        )?;
+
         settle_reasoning(&mut messages, thinking_mode);
 
         Ok(Draft {
@@ -403,8 +403,8 @@ fn tool_declarations(
         match tool {
             ResponsesTool::Function(function) => {
                 let name = function.name.clone();
-                let path = Some(format!("tools[{index}].name"));
-                declarations.push(function_declaration(function, name, path, version));
+                check_tool_name(&name, &format!("tools[{index}].name"))?;
+                declarations.push(function_declaration(function, name, None, version));
             }
             ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
                 declarations.push(apply_patch_declaration(version));
@@ -698,7 +698,7 @@ impl ItemConverter<'_> {
         transcript: &mut Transcript,
     ) -> Result<(), ApiError> {
         let path = format!("input[{index}]");
-        if role == ItemRole::Assistant {
+        if role == ItemRole::Assistant && self.version == ModelVersion::DeepseekV41Flash {
             if let ItemContent::Parts(parts) = &content {
                 if parts
                     .iter()
@@ -762,13 +762,13 @@ impl ItemConverter<'_> {
                 } => {
                     let part_path = format!("{path}.content[{part_index}]");
                     match (&image_url, &file_id) {
+                        _ if self.version == ModelVersion::DeepseekV4Pro => {
+                            builder.push_text(UNSUPPORTED_IMAGE_TEXT)
+                        }
                         (None, None) => {
                             return Err(ApiError::invalid_request(format!(
                                 "{part_path}: input_image must have image_url or file_id"
                             )));
-                        }
-                        _ if self.version == ModelVersion::DeepseekV4Pro => {
-                            builder.push_text(UNSUPPORTED_IMAGE_TEXT)
                         }
                         (Some(_), Some(_)) => {
                             return Err(ApiError::invalid_request(format!(

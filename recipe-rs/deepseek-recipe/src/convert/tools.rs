@@ -120,16 +120,41 @@ fn tool_parameters(
 /// order: every name first; then, unless the tool choice is `none` (the reference validates
 /// nothing else then: the tools are dropped), uniqueness and each schema. Strict mixing is
 /// checked separately ([`check_strict_mix`]) on the tools left after the choice is resolved.
+/// Chat Completions runs the stages itself, with other checks between them.
 pub(crate) fn build_tools(
     declarations: Vec<FunctionDecl>,
     parameters_required: bool,
     choice_is_none: bool,
 ) -> Result<Vec<Tool>, ApiError> {
-    for declaration in &declarations {
+    check_tool_names(&declarations)?;
+    if !choice_is_none {
+        check_unique_declarations(&declarations)?;
+    }
+    declared_tools(declarations, parameters_required, choice_is_none)
+}
+
+/// Checks the names of the declarations that carry a name path, in order.
+pub(crate) fn check_tool_names(declarations: &[FunctionDecl]) -> Result<(), ApiError> {
+    for declaration in declarations {
         if let Some(path) = &declaration.name_path {
             check_tool_name(&declaration.name, path)?;
         }
     }
+    Ok(())
+}
+
+/// Rejects two declarations with the same name.
+pub(crate) fn check_unique_declarations(declarations: &[FunctionDecl]) -> Result<(), ApiError> {
+    check_unique_names(declarations.iter().map(|declaration| declaration.name.as_str()))
+}
+
+/// The declarations as conversation tools: schemas validated (and strict ones normalised)
+/// unless the tool choice is `none`.
+pub(crate) fn declared_tools(
+    declarations: Vec<FunctionDecl>,
+    parameters_required: bool,
+    choice_is_none: bool,
+) -> Result<Vec<Tool>, ApiError> {
     if choice_is_none {
         return Ok(declarations
             .into_iter()
@@ -142,7 +167,6 @@ pub(crate) fn build_tools(
             })
             .collect());
     }
-    check_unique_names(declarations.iter().map(|declaration| declaration.name.as_str()))?;
     let mut tools: Vec<Tool> = Vec::with_capacity(declarations.len());
     for declaration in declarations {
         let strict = declaration.strict == Some(true);
