@@ -112,7 +112,7 @@ impl ChatCompletionRequest {
         let stream = self.stream.unwrap_or(false);
         let include_usage = self
             .stream_options
-            .is_some_and(|stream_options| stream_options.include_usage);
+            .is_some_and(|stream_options| stream_options.include_usage == Some(true));
         if self.stream_options.is_some() && !stream {
             return Err(ApiError::invalid_request(
                 "stream_options should be set along with stream = true",
@@ -282,11 +282,11 @@ fn convert_messages(
         }
         let mut missing = false;
         let message = match message {
-            ChatMessage::System { content } => {
+            ChatMessage::System { content, .. } => {
                 let builder = build_content(content, index, version, image_token)?;
                 builder.into_message(Role::System)
             }
-            ChatMessage::User { content } => {
+            ChatMessage::User { content, .. } => {
                 build_content(content, index, version, image_token)?.into_message(Role::User)
             }
             ChatMessage::LatestReminder { content } => text_message(Role::LatestReminder, content),
@@ -304,6 +304,7 @@ fn convert_messages(
                 reasoning_content,
                 tool_calls,
                 prefix,
+                ..
             } => {
                 if content.is_none() && tool_calls.is_none() {
                     return Err(ApiError::invalid_request(

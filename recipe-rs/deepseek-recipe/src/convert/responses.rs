@@ -22,9 +22,9 @@ use super::tools::{
 use crate::conversation::{Message, Role, Tool, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::responses::{
-    CallOutput, ContentPart, FunctionTool, InputItem, ItemContent, ItemRole, MessageItem,
-    NamespaceMember, ResponsesInput, ResponsesRequest, ResponsesTool, ResponsesToolChoice,
-    TextFormat,
+    CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
+    ResponsesFunctionTool, ResponsesInput, ResponsesInputMessage, ResponsesRequest,
+    ResponsesTextFormat, ResponsesTool, ResponsesToolChoice,
 };
 use crate::stream::responses::{report_tools, ReasoningSettings, ResponsesEcho};
 
@@ -156,7 +156,7 @@ impl ResponsesRequest {
                 ));
             }
             Some(ResponsesInput::Items(items)) => items,
-            Some(ResponsesInput::Text(text)) => vec![InputItem::Message(MessageItem {
+            Some(ResponsesInput::Text(text)) => vec![InputItem::Message(ResponsesInputMessage {
                 role: ItemRole::User,
                 content: ItemContent::Text(text),
             })],
@@ -209,12 +209,12 @@ impl ResponsesRequest {
         declared.extend(loaded_tools);
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
 
-        let format = self.text.and_then(|text| text.format);
-        let wants_json_object = matches!(format, Some(TextFormat::JsonObject));
+        let format = self.text.map(|text| text.format);
+        let wants_json_object = matches!(format, Some(ResponsesTextFormat::JsonObject));
         let format = match format {
-            None | Some(TextFormat::Text) => FormatChoice::Text,
-            Some(TextFormat::JsonObject) => FormatChoice::JsonObject,
-            Some(TextFormat::JsonSchema { schema, strict, .. }) => {
+            None | Some(ResponsesTextFormat::Text) => FormatChoice::Text,
+            Some(ResponsesTextFormat::JsonObject) => FormatChoice::JsonObject,
+            Some(ResponsesTextFormat::JsonSchema { schema, strict, .. }) => {
                 json_schema_format(schema, strict == Some(true))?
             }
         };
@@ -258,12 +258,13 @@ impl ResponsesRequest {
     }
 }
 
-/// A function tool as a declaration (`defer_loading` is kept for V4.1 only).
+/// A function tool as a declaration (a declared tool's `defer_loading` has no effect: the
+/// reference lists and constrains to it like any other).
 fn function_declaration(
-    function: FunctionTool,
+    function: ResponsesFunctionTool,
     name: String,
     name_path: Option<String>,
-    version: ModelVersion,
+    _version: ModelVersion,
 ) -> FunctionDecl {
     FunctionDecl {
         name,
@@ -271,8 +272,7 @@ fn function_declaration(
         description: function.description,
         parameters: function.parameters,
         strict: function.strict,
-        defer_loading: function.defer_loading == Some(true)
-            && version == ModelVersion::DeepseekV41Flash,
+        defer_loading: false,
     }
 }
 
@@ -281,7 +281,7 @@ fn function_declaration(
 fn namespace_member_declaration(
     namespace: &str,
     namespace_description: Option<&str>,
-    mut function: FunctionTool,
+    mut function: ResponsesFunctionTool,
     version: ModelVersion,
 ) -> FunctionDecl {
     let name = format!("{namespace}{}{}", namespace_separator(version), function.name);
@@ -303,7 +303,7 @@ fn searched_tools(
 ) -> Result<(Vec<Value>, Vec<FunctionDecl>), ApiError> {
     let mut listing = Vec::new();
     let mut declarations = Vec::new();
-    let function_entry = |function: &FunctionTool| {
+    let function_entry = |function: &ResponsesFunctionTool| {
         json!({
             "type": "function",
             "name": function.name,
@@ -664,11 +664,18 @@ impl ItemConverter<'_> {
                         })?;
                     }
                 }
-                InputItem::FunctionCallOutput(output) | InputItem::CustomToolCallOutput(output) => {
-                    check_call_id(&output.call_id, index)?;
-                    let mut message = self.call_output(index, output.output)?;
-                    message.tool_call_id = Some(output.call_id.clone());
-                    transcript.push_output(&output.call_id, vec![message])?;
+                InputItem::FunctionCallOutput(output) => {
+                    let message = self.call_output(index, output.output)?;
+                    match output.call_id {
+                        // Without a call id the output is a tool message answering no call.
+                        None => transcript.push(message)?,
+                        Some(call_id) => self.push_output(index, call_id, message, &mut transcript)?,
+                    }
+                }
+                InputItem::CustomToolCallOutput(output) => {
+                    let content = output.output.unwrap_or(CallOutput::Text(String::new()));
+                    let message = self.call_output(index, content)?;
+                    self.push_output(index, output.call_id, message, &mut transcript)?;
                 }
                 InputItem::ToolSearchOutput(output) => {
                     if self.version == ModelVersion::DeepseekV41Flash {
@@ -702,7 +709,7 @@ impl ItemConverter<'_> {
             if let ItemContent::Parts(parts) = &content {
                 if parts
                     .iter()
-                    .any(|part| matches!(part, ContentPart::InputImage { .. }))
+                    .any(|part| matches!(part, ResponsesContentBlock::InputImage { .. }))
                 {
                     return Err(ApiError::invalid_request(format!(
                         "{path}: Image in assistant message is unsupported"
@@ -727,10 +734,25 @@ impl ItemConverter<'_> {
         }
     }
 
+    /// A call output answering `call_id` (which must not be empty).
+    fn push_output(
+        &self,
+        index: usize,
+        call_id: String,
+        mut message: Message,
+        transcript: &mut Transcript,
+    ) -> Result<(), ApiError> {
+        check_call_id(&call_id, index)?;
+        message.tool_call_id = Some(call_id.clone());
+        transcript.push_output(&call_id, vec![message])
+    }
+
     fn call_output(&self, index: usize, output: CallOutput) -> Result<Message, ApiError> {
         let content = match output {
             CallOutput::Text(text) => ItemContent::Text(text),
-            CallOutput::Parts(parts) => ItemContent::Parts(parts),
+            CallOutput::Parts(parts) => {
+                ItemContent::Parts(parts.into_iter().map(ResponsesContentBlock::from).collect())
+            }
         };
         Ok(self.build_content(index, content)?.into_message(Role::Tool))
     }
@@ -751,11 +773,11 @@ impl ItemConverter<'_> {
         let path = format!("input[{index}]");
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
-                ContentPart::InputText { text } | ContentPart::OutputText { text } => {
+                ResponsesContentBlock::InputText { text } | ResponsesContentBlock::OutputText { text } => {
                     builder.push_text(&text)
                 }
-                ContentPart::InputFile {} => builder.push_text("[Unsupported Document]"),
-                ContentPart::InputImage {
+                ResponsesContentBlock::InputFile {} => builder.push_text("[Unsupported Document]"),
+                ResponsesContentBlock::InputImage {
                     image_url,
                     file_id,
                     detail,
