@@ -12,7 +12,8 @@ use super::sampling::{
 };
 use super::thinking::resolve_thinking;
 use super::tools::{
-    build_tools, check_strict_mix, resolve_tool_choice, FunctionDecl, ToolChoiceParam,
+    check_strict_mix, check_tool_names, check_unique_declarations, declared_tools,
+    resolve_tool_choice, FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::ApiError;
@@ -28,12 +29,48 @@ const REASONING_PASS_BACK_ERROR: &str =
 impl ChatCompletionRequest {
     /// Converts the request with `options` (the official 400 body on invalid requests).
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
+        let declarations: Vec<FunctionDecl> = self
+            .tools
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(index, tool)| FunctionDecl {
+                name: tool.function.name,
+                description: tool.function.description,
+                parameters: tool.function.parameters,
+                strict: tool.function.strict,
+                defer_loading: false,
+                name_path: Some(format!("tools[{index}].function.name")),
+            })
+            .collect();
+        check_tool_names(&declarations)?;
         if self.messages.is_empty() {
             return Err(ApiError::invalid_request("Empty input messages"));
         }
         let (mut messages, missing_reasoning) =
             convert_messages(self.messages, model_version, options.image_token())?;
+        let (thinking_mode, reasoning_effort) = resolve_thinking(
+            self.thinking.map(|thinking| thinking.kind),
+            self.reasoning_effort,
+            options.default_thinking_mode,
+        );
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            !declarations.is_empty(),
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
+        let choice = self.tool_choice.map(|choice| match choice {
+            ChatToolChoice::None => ToolChoiceParam::None,
+            ChatToolChoice::Auto => ToolChoiceParam::Auto,
+            ChatToolChoice::Required => ToolChoiceParam::Required,
+            ChatToolChoice::Function(name) => ToolChoiceParam::Named(name),
+        });
+        let choice_is_none = choice == Some(ToolChoiceParam::None);
         let wants_json_object =
             matches!(self.response_format, Some(ChatResponseFormat::JsonObject));
         if wants_json_object
@@ -43,36 +80,24 @@ impl ChatCompletionRequest {
                 "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'.",
             ));
         }
-        let (thinking_mode, reasoning_effort) = resolve_thinking(
-            self.thinking.map(|thinking| thinking.kind),
-            self.reasoning_effort,
-            options.default_thinking_mode,
-        );
-        check_temperature(self.temperature)?;
-        check_top_p(self.top_p)?;
-        check_penalty("frequency_penalty", self.frequency_penalty)?;
-        check_penalty("presence_penalty", self.presence_penalty)?;
-        if self.n.is_some_and(|n| n != 1) {
-            return Err(ApiError::invalid_request(
-                "Invalid n value (currently only n = 1 is supported)",
-            ));
+        if !choice_is_none {
+            check_unique_declarations(&declarations)?;
         }
-        let max_tokens = check_max_tokens(
-            self.max_tokens,
-            options.max_tokens_upper_bound(thinking_mode),
-        )?;
-        if self.seed.is_some_and(|seed| seed >= 1 << 63) {
-            return Err(ApiError::invalid_request(
-                "Invalid seed value, the valid range of seed is [0, 2^63)",
-            ));
+        let declared = declared_tools(declarations, false, choice_is_none)?;
+        let tools_declared = !declared.is_empty();
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        if messages.last().is_some_and(|message| message.prefix) {
+            if tools_declared {
+                return Err(ApiError::invalid_request(
+                    "Function call should not be used with prefix",
+                ));
+            }
+            if wants_json_object {
+                return Err(ApiError::invalid_request(
+                    "response_format json_object should not be used with prefix",
+                ));
+            }
         }
-        let logprobs = self.logprobs.unwrap_or(false);
-        if self.top_logprobs.is_some() && !logprobs {
-            return Err(ApiError::invalid_request(
-                "Invalid top_logprobs and logprobs value, logprobs must be set to true if top_logprobs is used.",
-            ));
-        }
-        check_top_logprobs(self.top_logprobs)?;
         let stop_sequences = match self.stop {
             None => Vec::new(),
             Some(StopParam::One(stop)) => {
@@ -87,38 +112,13 @@ impl ChatCompletionRequest {
         let stream = self.stream.unwrap_or(false);
         let include_usage = self
             .stream_options
-            .is_some_and(|stream_options| stream_options.include_usage);
+            .is_some_and(|stream_options| stream_options.include_usage == Some(true));
         if self.stream_options.is_some() && !stream {
             return Err(ApiError::invalid_request(
                 "stream_options should be set along with stream = true",
             ));
         }
-
-        let declarations = self
-            .tools
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-            .map(|(index, tool)| FunctionDecl {
-                name: tool.function.name,
-                description: tool.function.description,
-                parameters: tool.function.parameters,
-                strict: tool.function.strict,
-                defer_loading: false,
-                name_path: Some(format!("tools[{index}].function.name")),
-            })
-            .collect();
-        let declared = build_tools(declarations, false)?;
-        check_strict_mix(declared.iter().map(|tool| tool.strict))?;
-        let tools_declared = !declared.is_empty();
-        let choice = self.tool_choice.map(|choice| match choice {
-            ChatToolChoice::None => ToolChoiceParam::None,
-            ChatToolChoice::Auto => ToolChoiceParam::Auto,
-            ChatToolChoice::Required => ToolChoiceParam::Required,
-            ChatToolChoice::Function(name) => ToolChoiceParam::Named(name),
-        });
-        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
-
+        let has_response_format = self.response_format.is_some();
         let format = match self.response_format {
             None | Some(ChatResponseFormat::Text) => FormatChoice::Text,
             Some(ChatResponseFormat::JsonObject) => FormatChoice::JsonObject,
@@ -127,27 +127,38 @@ impl ChatCompletionRequest {
             }
             Some(ChatResponseFormat::Regex { regex }) => FormatChoice::Regex(regex),
         };
-
-        if messages.last().is_some_and(|message| message.prefix) {
-            if tools_declared {
-                return Err(ApiError::invalid_request(
-                    "Function call should not be used with prefix",
-                ));
-            }
-            if format == FormatChoice::JsonObject {
-                return Err(ApiError::invalid_request(
-                    "response_format json_object should not be used with prefix",
-                ));
-            }
+        check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
+        if has_response_format && tools.tools.iter().any(|tool| tool.strict == Some(true)) {
+            return Err(ApiError::invalid_request(
+                "response_format should not be used with tools",
+            ));
         }
-        check_reasoning_pass_back(
-            &messages,
-            &missing_reasoning,
-            tools_declared,
-            options.reasoning_content_behavior,
-            thinking_mode,
-            REASONING_PASS_BACK_ERROR,
+        if self.n.is_some_and(|n| n != 1) {
+            return Err(ApiError::invalid_request(
+                "Invalid n value (currently only n = 1 is supported)",
+            ));
+        }
+        check_penalty("frequency_penalty", self.frequency_penalty)?;
+        check_penalty("presence_penalty", self.presence_penalty)?;
+        check_temperature(self.temperature)?;
+        check_top_p(self.top_p)?;
+        let logprobs = self.logprobs.unwrap_or(false);
+        if self.top_logprobs.is_some() && !logprobs {
+            return Err(ApiError::invalid_request(
+                "Invalid top_logprobs and logprobs value, logprobs must be set to true if top_logprobs is used.",
+            ));
+        }
+        check_top_logprobs(self.top_logprobs)?;
+        let max_tokens = check_max_tokens(
+            self.max_tokens,
+            options.max_tokens_upper_bound(thinking_mode),
         )?;
+        if self.seed.is_some_and(|seed| seed >= 1 << 63) {
+            return Err(ApiError::invalid_request(
+                "Invalid seed value, the valid range of seed is [0, 2^63)",
+            ));
+        }
+
         settle_reasoning(&mut messages, thinking_mode);
 
         Ok(Draft {
@@ -237,9 +248,11 @@ fn check_assistant_parts(
             ".messages[{index}]: file must have a file_id or file_data"
         )));
     }
-    if parts
-        .iter()
-        .any(|part| !matches!(part, ChatContentPart::Text { .. }))
+    // V4 shows images as a text note anywhere; V4.1 refuses them in assistant messages.
+    if version == ModelVersion::DeepseekV41Flash
+        && parts
+            .iter()
+            .any(|part| !matches!(part, ChatContentPart::Text { .. }))
     {
         return Err(ApiError::invalid_request(
             "Image in assistant message is not supported",
@@ -255,18 +268,25 @@ fn convert_messages(
     version: ModelVersion,
     image_token: &str,
 ) -> Result<(Vec<Message>, Vec<bool>), ApiError> {
-    check_tool_message_order(&messages)?;
     let last = messages.len() - 1;
+    let mut misplaced_prefix = false;
     let mut converted = Vec::with_capacity(messages.len());
     let mut missing_reasoning = Vec::with_capacity(messages.len());
+    // Every message is converted (and checked) first; then the tool-message order, then the
+    // prefix position.
+    let count = messages.len();
+    let order_error = check_tool_message_order(&messages).err();
     for (index, message) in messages.into_iter().enumerate() {
+        if let Some((_, error)) = order_error.as_ref().filter(|(at, _)| *at == index) {
+            return Err(error.clone());
+        }
         let mut missing = false;
         let message = match message {
-            ChatMessage::System { content } => {
+            ChatMessage::System { content, .. } => {
                 let builder = build_content(content, index, version, image_token)?;
                 builder.into_message(Role::System)
             }
-            ChatMessage::User { content } => {
+            ChatMessage::User { content, .. } => {
                 build_content(content, index, version, image_token)?.into_message(Role::User)
             }
             ChatMessage::LatestReminder { content } => text_message(Role::LatestReminder, content),
@@ -284,6 +304,7 @@ fn convert_messages(
                 reasoning_content,
                 tool_calls,
                 prefix,
+                ..
             } => {
                 if content.is_none() && tool_calls.is_none() {
                     return Err(ApiError::invalid_request(
@@ -296,11 +317,7 @@ fn convert_messages(
                     )));
                 }
                 let prefix = prefix.unwrap_or(false);
-                if prefix && index != last {
-                    return Err(ApiError::invalid_request(
-                        "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
-                    ));
-                }
+                misplaced_prefix |= prefix && index != last;
                 let text = match content {
                     None => String::new(),
                     Some(content) => {
@@ -334,19 +351,29 @@ fn convert_messages(
             missing_reasoning.push(missing);
         }
     }
+    if let Some((at, error)) = order_error {
+        if at == count {
+            return Err(error);
+        }
+    }
+    if misplaced_prefix {
+        return Err(ApiError::invalid_request(
+            "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
+        ));
+    }
     Ok((converted, missing_reasoning))
 }
 
 /// Every assistant `tool_calls` block must be answered by the tool messages right after it,
 /// and every tool message must answer a pending call.
-fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), ApiError> {
+fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), (usize, ApiError)> {
     let insufficient = || {
         ApiError::invalid_request(
             "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
         )
     };
     let mut pending: Vec<&str> = Vec::new();
-    for message in messages {
+    for (index, message) in messages.iter().enumerate() {
         match message {
             ChatMessage::Tool { tool_call_id, .. } => {
                 match pending.iter().position(|id| id == tool_call_id) {
@@ -354,20 +381,26 @@ fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), ApiError> {
                         pending.remove(position);
                     }
                     None if pending.is_empty() => {
-                        return Err(ApiError::invalid_request(
-                            "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+                        return Err((
+                            index,
+                            ApiError::invalid_request(
+                                "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+                            ),
                         ));
                     }
                     None => {
-                        return Err(ApiError::invalid_request(format!(
-                            "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id', The following tool_call_ids did not have response messages: {tool_call_id}"
-                        )));
+                        return Err((
+                            index,
+                            ApiError::invalid_request(format!(
+                                "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id', The following tool_call_ids did not have response messages: {tool_call_id}"
+                            )),
+                        ));
                     }
                 }
             }
             other => {
                 if !pending.is_empty() {
-                    return Err(insufficient());
+                    return Err((index, insufficient()));
                 }
                 if let ChatMessage::Assistant {
                     tool_calls: Some(calls),
@@ -382,6 +415,6 @@ fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), ApiError> {
     if pending.is_empty() {
         Ok(())
     } else {
-        Err(insufficient())
+        Err((messages.len(), insufficient()))
     }
 }

@@ -10,14 +10,18 @@ use super::request::ConvertedRequest;
 use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
-use super::tools::{build_tools, resolve_tool_choice, FunctionDecl, ToolChoiceParam};
+use super::tools::{
+    check_tool_names, check_unique_declarations, declared_tools, resolve_tool_choice,
+    FunctionDecl, ToolChoiceParam,
+};
 use crate::conversation::{
-    ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, ToolCall,
+    ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
 };
 use crate::error::ApiError;
 use crate::protocol::messages::{
     ContentBlock, ImageSourceParam, MessagesContent, MessagesMessage, MessagesRequest,
-    MessagesToolChoice, SystemBlock, SystemParam, ToolResultBlock, ToolResultContent,
+    MessagesToolChoice, SystemBlock, SystemParam, ToolReferenceParam, ToolResultBlock,
+    ToolResultContent,
 };
 
 /// The pass-back error of Messages.
@@ -30,7 +34,28 @@ const BLOCK_SEPARATOR: &str = "\n\n";
 impl MessagesRequest {
     /// Converts the request with `options` (the official 400 body on invalid requests).
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
+        let tools = self.tools.unwrap_or_default();
+        let declarations: Vec<FunctionDecl> = tools
+            .iter()
+            .enumerate()
+            .map(|(index, tool)| FunctionDecl {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.input_schema.clone(),
+                strict: None,
+                defer_loading: tool.defer_loading == Some(true)
+                    && model_version == ModelVersion::DeepseekV41Flash,
+                name_path: Some(format!("tools[{index}].name")),
+            })
+            .collect();
+        check_tool_names(&declarations)?;
+        if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
+            return Err(ApiError::invalid_request(format!(
+                "tools[{index}]: server tools are not supported"
+            )));
+        }
         if self.messages.is_empty() {
             return Err(ApiError::invalid_request(
                 "messages: at least one message is required",
@@ -41,18 +66,24 @@ impl MessagesRequest {
             self.output_config.and_then(|config| config.effort),
             options.default_thinking_mode,
         );
-        let tools = self.tools.unwrap_or_default();
-        if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
-            return Err(ApiError::invalid_request(format!(
-                "tools[{index}]: server tools are not supported"
-            )));
-        }
         let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+        let tool_definitions: Vec<Tool> = tools
+            .iter()
+            .map(|tool| Tool {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.input_schema.clone().unwrap_or_default(),
+                strict: None,
+                defer_loading: tool.defer_loading == Some(true)
+                    && model_version == ModelVersion::DeepseekV41Flash,
+            })
+            .collect();
         let converter = MessageConverter {
             version: model_version,
             image_token: options.image_token(),
             web_search: options.messages_web_search,
             tool_names: &tool_names,
+            tool_definitions: &tool_definitions,
         };
         let mut messages = Vec::new();
         if let Some(system) = self.system {
@@ -66,54 +97,47 @@ impl MessagesRequest {
             };
             messages.push(Converted::plain(text_message(Role::System, text)));
         }
-        check_tool_pairing(&self.messages)?;
+        // Messages are checked one by one: a pairing error is reported at its message.
+        let pairing_error = check_tool_pairing(&self.messages).err();
         for (index, message) in self.messages.into_iter().enumerate() {
+            if let Some((_, error)) = pairing_error.as_ref().filter(|(at, _)| *at == index) {
+                return Err(error.clone());
+            }
             converter.convert(index, message, &mut messages)?;
         }
         let (mut messages, missing_reasoning): (Vec<Message>, Vec<bool>) = messages
             .into_iter()
             .map(|converted| (converted.message, converted.missing_reasoning))
             .unzip();
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            !declarations.is_empty(),
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
 
-        check_temperature(self.temperature)?;
-        check_top_p(self.top_p)?;
-
-        let declarations = tools
-            .into_iter()
-            .enumerate()
-            .map(|(index, tool)| FunctionDecl {
-                name: tool.name,
-                description: tool.description,
-                parameters: tool.input_schema,
-                strict: None,
-                defer_loading: tool.defer_loading == Some(true)
-                    && model_version == ModelVersion::DeepseekV41Flash,
-                name_path: Some(format!("tools[{index}].name")),
-            })
-            .collect();
-        let declared = build_tools(declarations, true)?;
-        let tools_declared = !declared.is_empty();
         let choice = self.tool_choice.map(|choice| match choice {
             MessagesToolChoice::Auto {} | MessagesToolChoice::Any {} => ToolChoiceParam::Auto,
             MessagesToolChoice::Tool { name } => ToolChoiceParam::Named(name),
             MessagesToolChoice::None {} => ToolChoiceParam::None,
         });
+        let choice_is_none = choice == Some(ToolChoiceParam::None);
+        if !choice_is_none {
+            check_unique_declarations(&declarations)?;
+        }
+        let declared = declared_tools(declarations, true, choice_is_none)?;
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        let stop_sequences = self.stop_sequences.unwrap_or_default();
+        check_stop(&stop_sequences, false)?;
+        check_temperature(self.temperature)?;
+        check_top_p(self.top_p)?;
         let max_tokens = clamp_max_tokens(
             self.max_tokens,
             options.max_tokens_upper_bound(thinking_mode),
         )?;
-        let stop_sequences = self.stop_sequences.unwrap_or_default();
-        check_stop(&stop_sequences, false)?;
 
-        check_reasoning_pass_back(
-            &messages,
-            &missing_reasoning,
-            tools_declared,
-            options.reasoning_content_behavior,
-            thinking_mode,
-            REASONING_PASS_BACK_ERROR,
-        )?;
         settle_reasoning(&mut messages, thinking_mode);
 
         Ok(Draft {
@@ -159,6 +183,8 @@ struct MessageConverter<'a> {
     image_token: &'a str,
     web_search: WebSearchBehavior,
     tool_names: &'a [String],
+    /// The declared tools as `tool_addition` blocks show them.
+    tool_definitions: &'a [Tool],
 }
 
 impl MessageConverter<'_> {
@@ -191,30 +217,58 @@ impl MessageConverter<'_> {
                 "messages.{index}.content: thinking blocks may only be in `assistant` messages"
             )));
         }
+        if role != Role::System
+            && blocks
+                .iter()
+                .any(|block| matches!(block, ContentBlock::ToolAddition { .. }))
+        {
+            return Err(ApiError::invalid_request(format!(
+                "messages.{index}: `tool_addition` blocks can only be in `system` messages"
+            )));
+        }
         match role {
             Role::Assistant => self.convert_assistant(index, blocks, out),
-            Role::System => self.convert_system(blocks, out),
+            Role::System => self.convert_system(index, blocks, out),
             _ => self.convert_user(index, blocks, out),
         }
     }
 
-    /// A system-role message: V4.1 keeps it as a system message, V4 turns it into a user
-    /// `<system-reminder>` note.
+    /// A system-role message: V4.1 keeps it as a system message (with the tools its
+    /// `tool_addition` blocks add), V4 turns its text into a user `<system-reminder>` note (a
+    /// message without text is dropped).
     fn convert_system(
         &self,
+        index: usize,
         blocks: Vec<ContentBlock>,
         out: &mut Vec<Converted>,
     ) -> Result<(), ApiError> {
-        let text = blocks
-            .into_iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text { text } => Some(text),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(BLOCK_SEPARATOR);
+        let mut texts = Vec::new();
+        let mut tools = Vec::new();
+        for (block_index, block) in blocks.into_iter().enumerate() {
+            match block {
+                ContentBlock::Text { text } => texts.push(text),
+                ContentBlock::ToolAddition {
+                    tool: ToolReferenceParam::ToolReference { name },
+                } => {
+                    let Some(tool) = self.tool_definitions.iter().find(|tool| tool.name == name)
+                    else {
+                        return Err(ApiError::invalid_request(format!(
+                            "messages.{index}.content.{block_index}: `tool_addition` references unknown tool '{name}'"
+                        )));
+                    };
+                    tools.push(tool.clone());
+                }
+                _ => {}
+            }
+        }
+        let text = texts.join(BLOCK_SEPARATOR);
         let message = match self.version {
-            ModelVersion::DeepseekV41Flash => text_message(Role::System, text),
+            ModelVersion::DeepseekV41Flash => {
+                let mut message = text_message(Role::System, text);
+                message.tools = tools;
+                message
+            }
+            ModelVersion::DeepseekV4Pro if text.is_empty() => return Ok(()),
             ModelVersion::DeepseekV4Pro => text_message(
                 Role::User,
                 format!("<system-reminder>\n{text}\n</system-reminder>"),
@@ -259,7 +313,7 @@ impl MessageConverter<'_> {
                 }
                 ContentBlock::Thinking { .. }
                 | ContentBlock::ToolUse { .. }
-                | ContentBlock::ToolAddition {} => continue,
+                | ContentBlock::ToolAddition { .. } => continue,
             };
             out.push(Converted::plain(message));
         }
@@ -298,10 +352,10 @@ impl MessageConverter<'_> {
                 ContentBlock::ServerToolUse {} | ContentBlock::WebSearchToolResult {} => {
                     self.server_block()?
                 }
-                ContentBlock::ToolResult { .. } | ContentBlock::ToolAddition {} => {}
+                ContentBlock::ToolResult { .. } | ContentBlock::ToolAddition { .. } => {}
             }
         }
-        let mut message = text_message(Role::Assistant, texts.join(BLOCK_SEPARATOR));
+        let mut message = text_message(Role::Assistant, join_after_text(&texts));
         let missing_reasoning = thoughts.is_empty();
         message.reasoning_content = (!missing_reasoning).then(|| thoughts.join(BLOCK_SEPARATOR));
         message.tool_calls = (!calls.is_empty()).then_some(calls);
@@ -398,6 +452,19 @@ impl MessageConverter<'_> {
     }
 }
 
+/// Texts joined by blank lines, a separator only once some text is there (leading empty texts
+/// add nothing; later ones add a separator).
+fn join_after_text(texts: &[String]) -> String {
+    let mut joined = String::new();
+    for text in texts {
+        if !joined.is_empty() {
+            joined.push_str(BLOCK_SEPARATOR);
+        }
+        joined.push_str(text);
+    }
+    joined
+}
+
 /// The note shown for a document block.
 fn document_note(source: Option<&serde_json::Value>) -> String {
     let kind = source
@@ -487,7 +554,7 @@ fn is_padded_base64(data: &str) -> bool {
 
 /// Every `tool_use` must be answered by `tool_result` blocks at the start of the next message,
 /// and every `tool_result` must answer a `tool_use` of the previous message.
-fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), ApiError> {
+fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiError)> {
     let mut pending: Vec<&str> = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         let blocks: &[ContentBlock] = match message {
@@ -512,9 +579,9 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), ApiError> {
         for (block_index, block) in blocks.iter().enumerate() {
             if let ContentBlock::ToolResult { tool_use_id, .. } = block {
                 if !pending.contains(&tool_use_id.as_str()) {
-                    return Err(ApiError::invalid_request(format!(
+                    return Err((index, ApiError::invalid_request(format!(
                         "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
-                    )));
+                    ))));
                 }
             }
         }
@@ -524,19 +591,19 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), ApiError> {
             .filter(|id| !leading_results.contains(id))
             .collect();
         if !unanswered.is_empty() {
-            return Err(ApiError::invalid_request(format!(
+            return Err((index, ApiError::invalid_request(format!(
                 "messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
                 unanswered.join(", ")
-            )));
+            ))));
         }
         pending.clear();
         let mut seen: Vec<&str> = Vec::new();
         for (block_index, block) in blocks.iter().enumerate() {
             if let ContentBlock::ToolUse { id, .. } = block {
                 if seen.contains(&id.as_str()) {
-                    return Err(ApiError::invalid_request(format!(
+                    return Err((index, ApiError::invalid_request(format!(
                         "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
-                    )));
+                    ))));
                 }
                 seen.push(id);
             }
@@ -574,7 +641,8 @@ mod tests {
             ]}"#,
         )
         .unwrap();
-        let err = check_tool_pairing(&request.messages).unwrap_err();
+        let (at, err) = check_tool_pairing(&request.messages).unwrap_err();
+        assert_eq!(at, 2);
         assert!(err
             .error
             .message

@@ -15,15 +15,16 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    build_tools, check_strict_mix, check_tool_name, resolve_tool_choice, FunctionDecl,
+    build_tools, check_strict_mix, check_tool_name, check_unique_declarations, declared_tools,
+    resolve_tool_choice, FunctionDecl,
     ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, Tool, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::responses::{
-    CallOutput, ContentPart, FunctionTool, InputItem, ItemContent, ItemRole, MessageItem,
-    NamespaceMember, ResponsesInput, ResponsesRequest, ResponsesTool, ResponsesToolChoice,
-    TextFormat,
+    CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
+    ResponsesFunctionTool, ResponsesInput, ResponsesInputMessage, ResponsesRequest,
+    ResponsesTextFormat, ResponsesTool, ResponsesToolChoice,
 };
 use crate::stream::responses::{report_tools, ReasoningSettings, ResponsesEcho};
 
@@ -137,8 +138,11 @@ impl ResponsesRequest {
 
     /// Converts the request with `options` (the official 400 body on invalid requests).
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
         let response_context = self.response_context(options)?;
+        let declarations =
+            tool_declarations(self.tools.unwrap_or_default(), model_version, options)?;
         let items = match self.input {
             None if self.instructions.is_none() => {
                 return Err(ApiError::invalid_request(
@@ -152,7 +156,7 @@ impl ResponsesRequest {
                 ));
             }
             Some(ResponsesInput::Items(items)) => items,
-            Some(ResponsesInput::Text(text)) => vec![InputItem::Message(MessageItem {
+            Some(ResponsesInput::Text(text)) => vec![InputItem::Message(ResponsesInputMessage {
                 role: ItemRole::User,
                 content: ItemContent::Text(text),
             })],
@@ -174,11 +178,14 @@ impl ResponsesRequest {
             .iter()
             .flat_map(|message| message.tools.iter().cloned())
             .collect();
-        let declarations =
-            tool_declarations(self.tools.unwrap_or_default(), model_version, options)?;
-        let mut declared = build_tools(declarations, false)?;
-        declared.extend(loaded_tools);
-        let tools_declared = !declared.is_empty();
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            !declarations.is_empty() || !loaded_tools.is_empty(),
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
         let choice = match self.tool_choice {
             None => None,
             Some(ResponsesToolChoice::None) => Some(ToolChoiceParam::None),
@@ -194,42 +201,39 @@ impl ResponsesRequest {
                 }
             },
         };
+        let choice_is_none = choice == Some(ToolChoiceParam::None);
+        if !choice_is_none {
+            check_unique_declarations(&declarations)?;
+        }
+        let mut declared = declared_tools(declarations, false, choice_is_none)?;
+        declared.extend(loaded_tools);
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
 
-        let format = self.text.and_then(|text| text.format);
-        if matches!(format, Some(TextFormat::JsonObject))
+        let format = self.text.map(|text| text.format);
+        let wants_json_object = matches!(format, Some(ResponsesTextFormat::JsonObject));
+        let format = match format {
+            None | Some(ResponsesTextFormat::Text) => FormatChoice::Text,
+            Some(ResponsesTextFormat::JsonObject) => FormatChoice::JsonObject,
+            Some(ResponsesTextFormat::JsonSchema { schema, strict, .. }) => {
+                json_schema_format(schema, strict == Some(true))?
+            }
+        };
+        if wants_json_object
             && !mentions_json(messages.iter().map(|message| message.content.as_str()))
         {
             return Err(ApiError::invalid_request(
                 "Response input messages must contain the word 'json' in some form to use 'text.format' of type 'json_object'.",
             ));
         }
-
+        check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
         check_temperature(self.temperature)?;
         check_top_p(self.top_p)?;
+        check_top_logprobs(self.top_logprobs)?;
         let max_tokens = check_max_tokens(
             self.max_output_tokens,
             options.max_tokens_upper_bound(thinking_mode),
         )?;
-        check_top_logprobs(self.top_logprobs)?;
 
-        let format = match format {
-            None | Some(TextFormat::Text) => FormatChoice::Text,
-            Some(TextFormat::JsonObject) => FormatChoice::JsonObject,
-            Some(TextFormat::JsonSchema { schema, strict, .. }) => {
-                json_schema_format(schema, strict == Some(true))?
-            }
-        };
-
-        check_reasoning_pass_back(
-            &messages,
-            &missing_reasoning,
-            tools_declared,
-            options.reasoning_content_behavior,
-            thinking_mode,
-            REASONING_PASS_BACK_ERROR,
-        )?;
-        check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
         settle_reasoning(&mut messages, thinking_mode);
 
         Ok(Draft {
@@ -254,12 +258,13 @@ impl ResponsesRequest {
     }
 }
 
-/// A function tool as a declaration (`defer_loading` is kept for V4.1 only).
+/// A function tool as a declaration (a declared tool's `defer_loading` has no effect: the
+/// reference lists and constrains to it like any other).
 fn function_declaration(
-    function: FunctionTool,
+    function: ResponsesFunctionTool,
     name: String,
     name_path: Option<String>,
-    version: ModelVersion,
+    _version: ModelVersion,
 ) -> FunctionDecl {
     FunctionDecl {
         name,
@@ -267,9 +272,97 @@ fn function_declaration(
         description: function.description,
         parameters: function.parameters,
         strict: function.strict,
-        defer_loading: function.defer_loading == Some(true)
-            && version == ModelVersion::DeepseekV41Flash,
+        defer_loading: false,
     }
+}
+
+/// A function of a namespace: named `<namespace><separator><name>`; V4.1 puts the namespace
+/// description (when given) on a line before the function's.
+fn namespace_member_declaration(
+    namespace: &str,
+    namespace_description: Option<&str>,
+    mut function: ResponsesFunctionTool,
+    version: ModelVersion,
+) -> FunctionDecl {
+    let name = format!("{namespace}{}{}", namespace_separator(version), function.name);
+    if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (version, namespace_description) {
+        function.description = Some(format!(
+            "{prefix}\n{}",
+            function.description.as_deref().unwrap_or_default()
+        ));
+    }
+    function_declaration(function, name, None, version)
+}
+
+/// The tools a tool search returned: the listing its tool message shows and the declarations
+/// of the functions it loads (V4.1).
+fn searched_tools(
+    index: usize,
+    tools: Vec<ResponsesTool>,
+    version: ModelVersion,
+) -> Result<(Vec<Value>, Vec<FunctionDecl>), ApiError> {
+    let mut listing = Vec::new();
+    let mut declarations = Vec::new();
+    let function_entry = |function: &ResponsesFunctionTool| {
+        json!({
+            "type": "function",
+            "name": function.name,
+            "description": function.description,
+            "parameters": function.parameters,
+            "strict": function.strict,
+        })
+    };
+    for tool in tools {
+        match tool {
+            ResponsesTool::Function(function) => {
+                listing.push(function_entry(&function));
+                let name = function.name.clone();
+                declarations.push(function_declaration(function, name, None, version));
+            }
+            ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
+                listing.push(json!({"type": "custom", "name": custom.name}));
+                declarations.push(apply_patch_declaration(version));
+            }
+            ResponsesTool::Custom(custom) => {
+                return Err(ApiError::invalid_request(format!(
+                    "Unsupported custom tool: '{}'. Only 'apply_patch' is supported.",
+                    custom.name
+                )));
+            }
+            ResponsesTool::Namespace(namespace) => {
+                for member in namespace.tools {
+                    if let NamespaceMember::Function(function) = member {
+                        let mut entry = function_entry(&function);
+                        entry["namespace"] = json!({
+                            "name": namespace.name,
+                            "description": namespace.description.as_deref().unwrap_or_default(),
+                        });
+                        listing.push(entry);
+                        declarations.push(namespace_member_declaration(
+                            &namespace.name,
+                            namespace.description.as_deref(),
+                            function,
+                            version,
+                        ));
+                    }
+                }
+            }
+            ResponsesTool::WebSearch(web_search) => listing.push(json!({
+                "type": "web_search",
+                "search_context_size": web_search.search_context_size,
+                "user_location": web_search.user_location,
+            })),
+            ResponsesTool::Other => {
+                return Err(ApiError::invalid_request(format!(
+                    "input[{index}]: the enum variant ResponsesTool::Unsupported cannot be serialized"
+                )));
+            }
+        }
+    }
+    for declaration in &mut declarations {
+        declaration.defer_loading = true;
+    }
+    Ok((listing, declarations))
 }
 
 /// The `apply_patch` custom tool as a function with one string parameter.
@@ -305,14 +398,13 @@ fn tool_declarations(
     version: ModelVersion,
     options: &ConversionOptions,
 ) -> Result<Vec<FunctionDecl>, ApiError> {
-    let separator = namespace_separator(version);
     let mut declarations = Vec::new();
     for (index, tool) in tools.into_iter().enumerate() {
         match tool {
             ResponsesTool::Function(function) => {
                 let name = function.name.clone();
-                let path = Some(format!("tools[{index}].name"));
-                declarations.push(function_declaration(function, name, path, version));
+                check_tool_name(&name, &format!("tools[{index}].name"))?;
+                declarations.push(function_declaration(function, name, None, version));
             }
             ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
                 declarations.push(apply_patch_declaration(version));
@@ -339,8 +431,12 @@ fn tool_declarations(
                                 &format!("tools[{index}].tools[{member_index}].name"),
                             )?;
                             local_names.push(function.name.clone());
-                            let name = format!("{}{separator}{}", namespace.name, function.name);
-                            declarations.push(function_declaration(function, name, None, version));
+                            declarations.push(namespace_member_declaration(
+                                &namespace.name,
+                                namespace.description.as_deref(),
+                                function,
+                                version,
+                            ));
                         }
                         NamespaceMember::Custom(custom) => {
                             return Err(ApiError::invalid_request(format!(
@@ -352,7 +448,7 @@ fn tool_declarations(
                     }
                 }
             }
-            ResponsesTool::WebSearch => {
+            ResponsesTool::WebSearch(_) => {
                 if options.responses_web_search == WebSearchBehavior::Reject {
                     return Err(ApiError::invalid_request("Server tools are not supported"));
                 }
@@ -394,7 +490,25 @@ struct Transcript {
 }
 
 impl Transcript {
+    /// Adds the texts of a reasoning item to the reasoning waiting for an assistant turn.
+    fn add_reasoning(&mut self, text: String) {
+        self.reasoning = Some(match self.reasoning.take() {
+            Some(earlier) => format!("{earlier}\n{text}"),
+            None => text,
+        });
+    }
+
+    /// Reasoning that no assistant message follows becomes an assistant turn of its own.
+    fn flush_reasoning(&mut self) -> Result<(), ApiError> {
+        if self.reasoning.is_some() {
+            self.after_assistant = false;
+            self.push_assistant(text_message(Role::Assistant, String::new()))?;
+        }
+        Ok(())
+    }
+
     fn push(&mut self, message: Message) -> Result<(), ApiError> {
+        self.flush_reasoning()?;
         self.close_group()?;
         self.after_assistant = false;
         self.missing_reasoning.push(false);
@@ -403,6 +517,14 @@ impl Transcript {
     }
 
     fn push_assistant(&mut self, mut message: Message) -> Result<(), ApiError> {
+        if self.after_assistant && self.reasoning.is_none() {
+            // Assistant messages in a row (no reasoning item between them) are one turn.
+            if let Some(last) = self.messages.last_mut() {
+                last.content.push_str("\n\n");
+                last.content.push_str(&message.content);
+                return Ok(());
+            }
+        }
         self.close_group()?;
         let reasoning = self.reasoning.take();
         self.missing_reasoning.push(reasoning.is_none());
@@ -419,7 +541,8 @@ impl Transcript {
             group.calls.push(call);
             return Ok(());
         }
-        if !self.after_assistant {
+        if !self.after_assistant || self.reasoning.is_some() {
+            self.after_assistant = false;
             self.push_assistant(text_message(Role::Assistant, String::new()))?;
         } else {
             self.close_group()?;
@@ -507,7 +630,7 @@ impl ItemConverter<'_> {
                         .map(|part| part.text)
                         .collect();
                     if !texts.is_empty() {
-                        transcript.reasoning = Some(texts.join("\n"));
+                        transcript.add_reasoning(texts.join("\n"));
                     }
                 }
                 InputItem::FunctionCall(call) => {
@@ -531,34 +654,45 @@ impl ItemConverter<'_> {
                         arguments,
                     })?;
                 }
-                InputItem::ToolSearchCall(call) if call.execution.as_deref() == Some("client") => {
-                    let arguments = call.arguments.unwrap_or(Value::Null).to_string();
-                    transcript.push_call(ToolCall {
-                        id: call.call_id.unwrap_or_default(),
-                        name: TOOL_SEARCH_NAME.to_owned(),
-                        arguments,
-                    })?;
+                InputItem::ToolSearchCall(call) => {
+                    // V4 drops tool search items; V4.1 shows the search as a call.
+                    if self.version == ModelVersion::DeepseekV41Flash {
+                        transcript.push_call(ToolCall {
+                            id: call.call_id,
+                            name: TOOL_SEARCH_NAME.to_owned(),
+                            arguments: Value::Object(call.arguments).to_string(),
+                        })?;
+                    }
                 }
-                InputItem::FunctionCallOutput(output) | InputItem::CustomToolCallOutput(output) => {
-                    check_call_id(&output.call_id, index)?;
-                    let mut message = self.call_output(index, output.output)?;
-                    message.tool_call_id = Some(output.call_id.clone());
-                    transcript.push_output(&output.call_id, vec![message])?;
+                InputItem::FunctionCallOutput(output) => {
+                    let message = self.call_output(index, output.output)?;
+                    match output.call_id {
+                        // Without a call id the output is a tool message answering no call.
+                        None => transcript.push(message)?,
+                        Some(call_id) => self.push_output(index, call_id, message, &mut transcript)?,
+                    }
                 }
-                InputItem::ToolSearchOutput(output)
-                    if output.execution.as_deref() == Some("client") =>
-                {
-                    let id = output.call_id.unwrap_or_default();
-                    let defer_loading = self.version == ModelVersion::DeepseekV41Flash;
-                    let messages =
-                        tool_search_result(&id, output.tools.unwrap_or_default(), defer_loading);
-                    transcript.push_output(&id, messages)?;
+                InputItem::CustomToolCallOutput(output) => {
+                    let content = output.output.unwrap_or(CallOutput::Text(String::new()));
+                    let message = self.call_output(index, content)?;
+                    self.push_output(index, output.call_id, message, &mut transcript)?;
                 }
-                InputItem::ToolSearchCall(_)
-                | InputItem::ToolSearchOutput(_)
-                | InputItem::Other => {}
+                InputItem::ToolSearchOutput(output) => {
+                    if self.version == ModelVersion::DeepseekV41Flash {
+                        let (listing, declarations) =
+                            searched_tools(index, output.tools, self.version)?;
+                        let mut result =
+                            text_message(Role::Tool, Value::Array(listing).to_string());
+                        result.tool_call_id = Some(output.call_id.clone());
+                        let mut loaded = text_message(Role::System, String::new());
+                        loaded.tools = build_tools(declarations, false, false)?;
+                        transcript.push_output(&output.call_id, vec![result, loaded])?;
+                    }
+                }
+                InputItem::Other => {}
             }
         }
+        transcript.flush_reasoning()?;
         transcript.close_group()?;
         Ok((transcript.messages, transcript.missing_reasoning))
     }
@@ -571,11 +705,11 @@ impl ItemConverter<'_> {
         transcript: &mut Transcript,
     ) -> Result<(), ApiError> {
         let path = format!("input[{index}]");
-        if role == ItemRole::Assistant {
+        if role == ItemRole::Assistant && self.version == ModelVersion::DeepseekV41Flash {
             if let ItemContent::Parts(parts) = &content {
                 if parts
                     .iter()
-                    .any(|part| matches!(part, ContentPart::InputImage { .. }))
+                    .any(|part| matches!(part, ResponsesContentBlock::InputImage { .. }))
                 {
                     return Err(ApiError::invalid_request(format!(
                         "{path}: Image in assistant message is unsupported"
@@ -600,10 +734,25 @@ impl ItemConverter<'_> {
         }
     }
 
+    /// A call output answering `call_id` (which must not be empty).
+    fn push_output(
+        &self,
+        index: usize,
+        call_id: String,
+        mut message: Message,
+        transcript: &mut Transcript,
+    ) -> Result<(), ApiError> {
+        check_call_id(&call_id, index)?;
+        message.tool_call_id = Some(call_id.clone());
+        transcript.push_output(&call_id, vec![message])
+    }
+
     fn call_output(&self, index: usize, output: CallOutput) -> Result<Message, ApiError> {
         let content = match output {
             CallOutput::Text(text) => ItemContent::Text(text),
-            CallOutput::Parts(parts) => ItemContent::Parts(parts),
+            CallOutput::Parts(parts) => {
+                ItemContent::Parts(parts.into_iter().map(ResponsesContentBlock::from).collect())
+            }
         };
         Ok(self.build_content(index, content)?.into_message(Role::Tool))
     }
@@ -624,24 +773,24 @@ impl ItemConverter<'_> {
         let path = format!("input[{index}]");
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
-                ContentPart::InputText { text } | ContentPart::OutputText { text } => {
+                ResponsesContentBlock::InputText { text } | ResponsesContentBlock::OutputText { text } => {
                     builder.push_text(&text)
                 }
-                ContentPart::InputFile {} => builder.push_text("[Unsupported Document]"),
-                ContentPart::InputImage {
+                ResponsesContentBlock::InputFile {} => builder.push_text("[Unsupported Document]"),
+                ResponsesContentBlock::InputImage {
                     image_url,
                     file_id,
                     detail,
                 } => {
                     let part_path = format!("{path}.content[{part_index}]");
                     match (&image_url, &file_id) {
+                        _ if self.version == ModelVersion::DeepseekV4Pro => {
+                            builder.push_text(UNSUPPORTED_IMAGE_TEXT)
+                        }
                         (None, None) => {
                             return Err(ApiError::invalid_request(format!(
                                 "{part_path}: input_image must have image_url or file_id"
                             )));
-                        }
-                        _ if self.version == ModelVersion::DeepseekV4Pro => {
-                            builder.push_text(UNSUPPORTED_IMAGE_TEXT)
                         }
                         (Some(_), Some(_)) => {
                             return Err(ApiError::invalid_request(format!(
@@ -672,41 +821,6 @@ impl ItemConverter<'_> {
         }
         Ok(builder)
     }
-}
-
-/// A client tool search result: the tool message listing the tools found, then a system
-/// message that makes them available (marked deferred for V4.1).
-fn tool_search_result(
-    call_id: &str,
-    tools: Vec<FunctionTool>,
-    defer_loading: bool,
-) -> Vec<Message> {
-    let listed: Vec<Value> = tools
-        .iter()
-        .map(|tool| {
-            json!({
-                "type": "function",
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-                "strict": tool.strict,
-            })
-        })
-        .collect();
-    let mut result = text_message(Role::Tool, Value::Array(listed).to_string());
-    result.tool_call_id = Some(call_id.to_owned());
-    let mut loaded = text_message(Role::System, String::new());
-    loaded.tools = tools
-        .into_iter()
-        .map(|tool| Tool {
-            name: tool.name,
-            description: tool.description,
-            parameters: tool.parameters.unwrap_or_else(|| json!({})),
-            strict: tool.strict,
-            defer_loading,
-        })
-        .collect();
-    vec![result, loaded]
 }
 
 /// Call ids must not be empty.

@@ -77,6 +77,18 @@ fn tool_parameters(
         ApiError::invalid_request(format!("Invalid schema for function '{name}': {detail}"))
     };
     let Some(parameters) = parameters.or(parameters_required.then_some(&Value::Null)) else {
+        if strict {
+            // A strict function without parameters takes no arguments: the reference renders
+            // (and constrains to) the strict form of an empty object.
+            return normalize_strict_schema(&json!({"type": "object"}), true).map_err(|err| {
+                ApiError::invalid_request(match err {
+                    StrictSchemaError::Parse(detail) => {
+                        format!("Invalid tool parameters schema : {detail}")
+                    }
+                    StrictSchemaError::Semantic(message) => message.to_owned(),
+                })
+            });
+        }
         return Ok(json!({}));
     };
     let normalized = if strict {
@@ -104,18 +116,59 @@ fn tool_parameters(
     Ok(normalized.unwrap_or_else(|| parameters.clone()))
 }
 
-/// Validates declared functions (names, schemas, uniqueness) and turns them into
-/// conversation tools; strict mixing is checked separately ([`check_strict_mix`]) because the
-/// protocols check it at different points.
+/// Validates declared functions and turns them into conversation tools, in the reference's
+/// order: every name first; then, unless the tool choice is `none` (the reference validates
+/// nothing else then: the tools are dropped), uniqueness and each schema. Strict mixing is
+/// checked separately ([`check_strict_mix`]) on the tools left after the choice is resolved.
+/// Chat Completions runs the stages itself, with other checks between them.
 pub(crate) fn build_tools(
     declarations: Vec<FunctionDecl>,
     parameters_required: bool,
+    choice_is_none: bool,
 ) -> Result<Vec<Tool>, ApiError> {
-    let mut tools: Vec<Tool> = Vec::with_capacity(declarations.len());
+    check_tool_names(&declarations)?;
+    if !choice_is_none {
+        check_unique_declarations(&declarations)?;
+    }
+    declared_tools(declarations, parameters_required, choice_is_none)
+}
+
+/// Checks the names of the declarations that carry a name path, in order.
+pub(crate) fn check_tool_names(declarations: &[FunctionDecl]) -> Result<(), ApiError> {
     for declaration in declarations {
         if let Some(path) = &declaration.name_path {
             check_tool_name(&declaration.name, path)?;
         }
+    }
+    Ok(())
+}
+
+/// Rejects two declarations with the same name.
+pub(crate) fn check_unique_declarations(declarations: &[FunctionDecl]) -> Result<(), ApiError> {
+    check_unique_names(declarations.iter().map(|declaration| declaration.name.as_str()))
+}
+
+/// The declarations as conversation tools: schemas validated (and strict ones normalised)
+/// unless the tool choice is `none`.
+pub(crate) fn declared_tools(
+    declarations: Vec<FunctionDecl>,
+    parameters_required: bool,
+    choice_is_none: bool,
+) -> Result<Vec<Tool>, ApiError> {
+    if choice_is_none {
+        return Ok(declarations
+            .into_iter()
+            .map(|declaration| Tool {
+                name: declaration.name,
+                description: declaration.description,
+                parameters: declaration.parameters.unwrap_or_else(|| json!({})),
+                strict: declaration.strict,
+                defer_loading: declaration.defer_loading,
+            })
+            .collect());
+    }
+    let mut tools: Vec<Tool> = Vec::with_capacity(declarations.len());
+    for declaration in declarations {
         let strict = declaration.strict == Some(true);
         let parameters = tool_parameters(
             &declaration.name,
@@ -131,7 +184,6 @@ pub(crate) fn build_tools(
             defer_loading: declaration.defer_loading,
         });
     }
-    check_unique_names(&tools)?;
     Ok(tools)
 }
 
@@ -156,14 +208,13 @@ pub(crate) fn check_strict_mix(
 }
 
 /// Rejects two tools with the same name.
-fn check_unique_names(tools: &[Tool]) -> Result<(), ApiError> {
-    for (index, tool) in tools.iter().enumerate() {
-        if tools[..index]
-            .iter()
-            .any(|earlier| earlier.name == tool.name)
-        {
+fn check_unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), ApiError> {
+    let mut seen: Vec<&str> = Vec::new();
+    for name in names {
+        if seen.contains(&name) {
             return Err(ApiError::invalid_request("Tool names must be unique."));
         }
+        seen.push(name);
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ pub(crate) fn render(
         conversation,
         builder: PromptBuilder::default(),
         user_turn_open: false,
+        user_turn_empty: false,
     };
     renderer.write_prompt();
     renderer.builder.finish()
@@ -35,6 +36,8 @@ struct Renderer<'a> {
     builder: PromptBuilder,
     /// Whether the last block written is a user turn that further user text joins.
     user_turn_open: bool,
+    /// Whether the open user turn has no text yet (its empty messages add nothing).
+    user_turn_empty: bool,
 }
 
 impl<'a> Renderer<'a> {
@@ -91,9 +94,14 @@ impl<'a> Renderer<'a> {
         if let Some(effort) = self.effort_text() {
             self.builder.text(effort);
         }
-        for (index, system) in systems.iter().enumerate() {
-            if index > 0 {
-                self.builder.text("\n\n");
+        // System texts are joined by blank lines; empty ones add nothing.
+        let mut wrote_text = false;
+        for system in systems {
+            if !system.content.is_empty() || !system.images.is_empty() {
+                if wrote_text {
+                    self.builder.text("\n\n");
+                }
+                wrote_text = true;
             }
             self.write_system_content(system);
         }
@@ -139,9 +147,18 @@ impl<'a> Renderer<'a> {
                 }
             }
             Role::User => {
-                self.open_user_turn();
-                self.builder
-                    .text_with_images(&message.content, &message.images);
+                // The user texts of one turn are joined by blank lines; empty ones add nothing.
+                if message.content.is_empty() && message.images.is_empty() {
+                    if !self.user_turn_open {
+                        self.builder.special(&self.tokens.user);
+                        self.user_turn_open = true;
+                        self.user_turn_empty = true;
+                    }
+                } else {
+                    self.open_user_turn();
+                    self.builder
+                        .text_with_images(&message.content, &message.images);
+                }
             }
             Role::Tool => return self.write_tool_results(index),
             Role::LatestReminder => {
@@ -164,12 +181,13 @@ impl<'a> Renderer<'a> {
 
     /// Starts a user turn, or continues the open one after a blank line.
     fn open_user_turn(&mut self) {
-        if self.user_turn_open {
-            self.builder.text("\n\n");
-        } else {
+        if !self.user_turn_open {
             self.builder.special(&self.tokens.user);
             self.user_turn_open = true;
+        } else if !self.user_turn_empty {
+            self.builder.text("\n\n");
         }
+        self.user_turn_empty = false;
     }
 
     /// Writes the run of tool results starting at `start` in the order of the calls they answer.

@@ -176,8 +176,22 @@ pub enum ContentBlock {
     },
     /// A server tool result (web search), from history.
     WebSearchToolResult {},
-    /// Tools added mid-conversation (no effect).
-    ToolAddition {},
+    /// A declared tool made available mid-conversation (only in `system` messages).
+    ToolAddition {
+        /// The tool, by name.
+        tool: ToolReferenceParam,
+    },
+}
+
+/// A reference to a declared tool, tagged by `type`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolReferenceParam {
+    /// The tool of this name.
+    ToolReference {
+        /// The tool name.
+        name: String,
+    },
 }
 
 /// An image source, tagged by `type`.
