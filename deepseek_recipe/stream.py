@@ -86,7 +86,6 @@ class StreamProcessor:
         parsing_options: Mapping[str, Any] | None = None,
         prompt_usage: tuple[int, int] | None = None,
         echo: bool = True,
-        namespace_tool_map: bool = True,
         thinking_mode: bool | None = None,
     ) -> None:
         """Set up the processor for `converted`.
@@ -96,16 +95,18 @@ class StreamProcessor:
         `seed` fixes the random tool-call ids; `created` the timestamps;
         `signature` is the Messages thinking signature; `parsing_options` replaces the converted
         ones (e.g. extra stop sequences); `prompt_usage` = (prompt tokens, cache hits) seeds the
-        accumulated response until the ready chunk reports usage. `echo`,
-        `namespace_tool_map` (Responses) and `thinking_mode` (Messages) reproduce the reference
-        harness's switches; production code leaves them alone.
+        accumulated response until the ready chunk reports usage. `echo` (Responses) and
+        `thinking_mode` (Messages) reproduce the reference harness's switches; production code
+        leaves them alone. An empty `response_id` or `model` is used as given.
         """
         self.protocol: Protocol = converted.protocol
-        self.response_id = response_id or new_response_id(converted.protocol)
+        self.response_id = (
+            new_response_id(converted.protocol) if response_id is None else response_id
+        )
         self._native = _native.StreamProcessor(
             converted.native,
             self.response_id,
-            model or converted.request_model,
+            converted.request_model if model is None else model,
             tokenizer.native if isinstance(tokenizer, Tokenizer) else None,
             seed,
             created,
@@ -113,7 +114,6 @@ class StreamProcessor:
             None if parsing_options is None else json.dumps(dict(parsing_options)),
             prompt_usage,
             echo,
-            namespace_tool_map,
             thinking_mode,
             tokenizer is not False,
         )

@@ -65,7 +65,6 @@ def _processor(case: dict[str, Any]) -> StreamProcessor:
         parsing_options=case["parsing_options"],
         prompt_usage=(init["prompt_tokens"], init["prompt_cache_hit_tokens"]),
         echo=generator.get("echo", True) is not False,
-        namespace_tool_map=generator.get("namespace_tool_map", True) is not False,
         thinking_mode=generator.get("direct_thinking_mode"),
     )
 

@@ -110,10 +110,25 @@ def _clip(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _path_difference(path: str, got: Any, want: Any) -> str:
+    """The first place where two JSON values differ (key order included)."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        if list(got) != list(want):
+            return f"{path}: keys {list(got)}, want {list(want)}"
+        for key in want:
+            if _text(got[key]) != _text(want[key]):
+                return _path_difference(f"{path}.{key}", got[key], want[key])
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        for index, (a, b) in enumerate(zip(got, want, strict=True)):
+            if _text(a) != _text(b):
+                return _path_difference(f"{path}[{index}]", a, b)
+    return f"{path}: got {_clip(_text(got))}\n  want {_clip(_text(want))}"
+
+
 def _first_chunk_difference(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> str:
     for index, (a, b) in enumerate(zip(got, want, strict=False)):
         if _text(a) != _text(b):
-            return f"chunks[{index}]: got {_clip(_text(a))}\n  want {_clip(_text(b))}"
+            return _path_difference(f"chunks[{index}]", a, b)
     return (
         f"chunks: {len(got)} chunks, want {len(want)}; first extra: "
         f"{_clip(_text((got + want)[min(len(got), len(want))]))}"
@@ -141,10 +156,7 @@ def check(record: dict[str, Any]) -> list[str]:
         if ours[key] != expect[key]:
             mismatches.append(f"{key}: got {ours[key]!r} want {expect[key]!r}")
     if _text(ours["response"]) != _text(expect["response"]):
-        mismatches.append(
-            f"response: got {_clip(_text(ours['response']))}\n"
-            f"  want {_clip(_text(expect['response']))}"
-        )
+        mismatches.append(_path_difference("response", ours["response"], expect["response"]))
     return mismatches
 
 

@@ -157,15 +157,15 @@ impl PyStreamProcessor {
     /// A processor for `converted`, answering as response `response_id` of `model`.
     ///
     /// `parsing_options_json` replaces the converted parsing options; `prompt_usage` seeds the
-    /// accumulated response's usage until the ready chunk reports it; `echo`,
-    /// `namespace_tool_map` and `thinking_mode` reproduce the reference harness's knobs. Without
+    /// accumulated response's usage until the ready chunk reports it; `echo` and
+    /// `thinking_mode` reproduce the reference harness's knobs. Without
     /// `tokenizer` the bundled V4 one decodes token input, unless `use_tokenizer` is false (then
     /// only text input works and reasoning tokens are not counted).
     #[new]
     #[pyo3(signature = (
         converted, response_id, model, tokenizer=None, seed=None, created=None, signature=None,
-        parsing_options_json=None, prompt_usage=None, echo=true, namespace_tool_map=true,
-        thinking_mode=None, use_tokenizer=true,
+        parsing_options_json=None, prompt_usage=None, echo=true, thinking_mode=None,
+        use_tokenizer=true,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -179,7 +179,6 @@ impl PyStreamProcessor {
         parsing_options_json: Option<&str>,
         prompt_usage: Option<(u64, u64)>,
         echo: bool,
-        namespace_tool_map: bool,
         thinking_mode: Option<bool>,
         use_tokenizer: bool,
     ) -> PyResult<Self> {
@@ -194,9 +193,6 @@ impl PyStreamProcessor {
             GeneratorConfig::Responses(responses) => {
                 if !echo {
                     responses.echo = ResponsesEcho::default();
-                }
-                if !namespace_tool_map {
-                    responses.namespace_tools.clear();
                 }
             }
             GeneratorConfig::Messages(messages) => {

@@ -97,9 +97,10 @@ impl Normalizer {
 }
 
 /// The generator config from the converted request, with the harness's explicit knobs applied:
-/// `generator.echo == false` drops the Responses echo, `generator.namespace_tool_map == false`
-/// empties the namespace map, `generator.signature` and `generator.direct_thinking_mode` set the
-/// Messages signature and thinking mode.
+/// `generator.echo == false` drops the Responses echo, `generator.signature` and
+/// `generator.direct_thinking_mode` set the Messages signature and thinking mode
+/// (`generator.namespace_tool_map` changes nothing: the converted request already carries the
+/// namespace tools, and the reference splits their names either way).
 fn generator_config(case: &Value, converted: &ConvertedRequest) -> GeneratorConfig {
     let generator = &case["generator"];
     let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
@@ -109,9 +110,6 @@ fn generator_config(case: &Value, converted: &ConvertedRequest) -> GeneratorConf
         GeneratorConfig::Responses(config) => {
             if generator["echo"] == false {
                 config.echo = ResponsesEcho::default();
-            }
-            if generator["namespace_tool_map"] == false {
-                config.namespace_tools.clear();
             }
         }
         GeneratorConfig::Messages(config) => {

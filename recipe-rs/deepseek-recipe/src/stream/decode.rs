@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use super::inference::TokenLogprobs;
 use super::logprobs::{token_display, LogprobEntry, TopLogprobEntry};
+use super::parser::PieceKind;
 
 /// Pending bytes beyond this are released lossily (a UTF-8 character needs at most 4), so byte
 /// soup cannot grow memory.
@@ -64,7 +65,7 @@ impl TokenDecoder {
     }
 
     /// Decodes one chunk of ids (with optional logprobs, one per id, already validated) and
-    /// hands every piece it completes, in order, to `emit` as `(text, logprobs)`: a run of
+    /// hands every piece it completes, in order, to `emit` as `(text, logprobs, kind)`: a run of
     /// ordinary tokens is one piece, each special token another. Returns the number of ids
     /// whose text was released (counted as completion tokens).
     pub fn decode_each(
@@ -72,7 +73,7 @@ impl TokenDecoder {
         tokenizer: &dyn TokenText,
         ids: &[u32],
         logprobs: Option<&[TokenLogprobs]>,
-        mut emit: impl FnMut(&str, Vec<LogprobEntry>),
+        mut emit: impl FnMut(&str, Vec<LogprobEntry>, PieceKind),
     ) -> u64 {
         let mut released = 0;
         let mut current_logprobs = Vec::new();
@@ -106,11 +107,13 @@ impl TokenDecoder {
                     has_current = true;
                 }
                 if has_current {
-                    emit(&self.text, std::mem::take(&mut current_logprobs));
+                    let logprobs = std::mem::take(&mut current_logprobs);
+                    emit(&self.text, logprobs, PieceKind::Tokens);
                     self.text.clear();
                     has_current = false;
                 }
-                emit(&pending_text(bytes), entry.into_iter().collect());
+                let logprobs = entry.into_iter().collect();
+                emit(&pending_text(bytes), logprobs, PieceKind::SpecialToken);
                 released += 1;
                 continue;
             }
@@ -132,7 +135,7 @@ impl TokenDecoder {
             }
         }
         if has_current {
-            emit(&self.text, current_logprobs);
+            emit(&self.text, current_logprobs, PieceKind::Tokens);
         }
         self.text.clear();
         released

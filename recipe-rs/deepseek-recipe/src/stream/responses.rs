@@ -96,8 +96,9 @@ impl Default for ResponsesConfig {
     }
 }
 
-/// Request tools as the response object reports them: functions with `strict` (null when not
-/// set), custom tools by type and name, namespaces with their reported functions.
+/// Request tools as the response object reports them: functions with `description` and `strict`
+/// (null when not set), custom tools by type and name, namespaces with their description (null
+/// when not set) and reported functions.
 pub fn report_tools(request_tools: &[Value]) -> Vec<Value> {
     request_tools.iter().map(report_tool).collect()
 }
@@ -109,9 +110,7 @@ fn report_tool(tool: &Value) -> Value {
             let mut reported = serde_json::Map::new();
             reported.insert("type".into(), "function".into());
             reported.insert("name".into(), field("name"));
-            if let Some(description) = tool.get("description") {
-                reported.insert("description".into(), description.clone());
-            }
+            reported.insert("description".into(), field("description"));
             reported.insert("parameters".into(), field("parameters"));
             reported.insert("strict".into(), field("strict"));
             Value::Object(reported)
@@ -125,9 +124,7 @@ fn report_tool(tool: &Value) -> Value {
             let mut reported = serde_json::Map::new();
             reported.insert("type".into(), "namespace".into());
             reported.insert("name".into(), field("name"));
-            if let Some(description) = tool.get("description") {
-                reported.insert("description".into(), description.clone());
-            }
+            reported.insert("description".into(), field("description"));
             reported.insert("tools".into(), Value::Array(report_tools(inner)));
             Value::Object(reported)
         }

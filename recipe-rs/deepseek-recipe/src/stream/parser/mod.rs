@@ -45,16 +45,29 @@ pub const MAX_HELD_PIECES: usize = 1024;
 /// Tool names longer than this are truncated (memory bound on adversarial input).
 pub const MAX_TOOL_NAME_BYTES: usize = 1 << 16;
 
-/// One piece of model output: a text chunk, or the decoded text of consecutive tokens.
+/// Where a piece's text came from, which decides what in it can be markup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PieceKind {
+    /// A text chunk: markers are recognised in its text.
+    #[default]
+    Text,
+    /// The decoded text of consecutive ordinary tokens: `</think>` and `｜DSML｜` count only as
+    /// special tokens, so their spellings here are plain text.
+    Tokens,
+    /// One special token's spelling. Stop sequences never match inside it (nor across it).
+    SpecialToken,
+}
+
+/// One piece of model output: a text chunk, the decoded text of consecutive ordinary tokens, or
+/// one special token.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Piece {
     /// The piece's text.
     pub text: String,
     /// Log probabilities of the tokens that produced it (empty for text input).
     pub logprobs: Vec<LogprobEntry>,
-    /// Decoded from token ids: `</think>` and `｜DSML｜` then only ever arrive as whole special
-    /// tokens, so text can only be waiting for them right before the DSML token.
-    pub from_tokens: bool,
+    /// Where the text came from.
+    pub kind: PieceKind,
 }
 
 impl Piece {
@@ -63,7 +76,7 @@ impl Piece {
         Self {
             text: text.into(),
             logprobs: Vec::new(),
-            from_tokens: false,
+            kind: PieceKind::Text,
         }
     }
 }
@@ -128,6 +141,8 @@ struct Part {
     logprobs: Vec<LogprobEntry>,
     /// An empty piece that was already emitted.
     consumed: bool,
+    /// Where the piece's text came from.
+    kind: PieceKind,
 }
 
 /// The incremental output parser.
@@ -142,7 +157,8 @@ pub struct StreamParser {
     section_start: bool,
     text: String,
     parts: Vec<Part>,
-    /// The last piece ended exactly at a marker: the next piece continues that (empty) part.
+    /// The last non-empty piece ended exactly at a marker: the next pieces continue that (empty)
+    /// part until one brings text, so empty pieces in between yield no delta.
     continue_part: bool,
     tool_calls: usize,
     tool_name: String,
@@ -157,10 +173,6 @@ pub struct StreamParser {
     open_quote_pending: bool,
     /// The pending opening quote may wait (its `true">` did not span two pieces).
     open_quote_may_wait: bool,
-    /// The latest piece came from token ids (see [`Piece::from_tokens`]).
-    token_mode: bool,
-    /// Reasoning ended with `</think>` (content newlines are then visible to stop sequences).
-    after_think: bool,
 }
 
 impl StreamParser {
@@ -200,8 +212,6 @@ impl StreamParser {
             skip_empty_pieces: false,
             open_quote_pending: false,
             open_quote_may_wait: false,
-            token_mode: false,
-            after_think: false,
         }
     }
 
@@ -232,7 +242,7 @@ impl StreamParser {
 
     /// Feeds one piece; appends what it completes to `out`.
     pub fn push(&mut self, piece: Piece, out: &mut Vec<ParserEvent>) {
-        self.push_str(&piece.text, piece.logprobs, piece.from_tokens, out);
+        self.push_str(&piece.text, piece.logprobs, piece.kind, out);
     }
 
     /// Feeds one piece given by its parts (see [`Piece`]) without copying its text first;
@@ -241,14 +251,13 @@ impl StreamParser {
         &mut self,
         text: &str,
         logprobs: Vec<LogprobEntry>,
-        from_tokens: bool,
+        kind: PieceKind,
         out: &mut Vec<ParserEvent>,
     ) {
         if self.state == State::Stopped {
             return;
         }
-        let whole = !std::mem::take(&mut self.continue_part);
-        self.token_mode = from_tokens;
+        let whole = !self.continue_part;
         self.piece_start = self.text.len();
         self.text.push_str(text);
         self.parts.push(Part {
@@ -256,21 +265,24 @@ impl StreamParser {
             whole,
             logprobs,
             consumed: false,
+            kind,
         });
-        self.run(false, out);
+        self.run(false, text.is_empty(), out);
     }
 
     /// Ends the input: flushes everything held.
     pub fn finish(&mut self, out: &mut Vec<ParserEvent>) {
         if self.state != State::Stopped {
-            self.run(true, out);
+            self.run(true, false, out);
         }
         self.text.clear();
         self.parts.clear();
     }
 
-    /// Processes held text from its start; keeps what must wait for more input.
-    fn run(&mut self, at_end: bool, out: &mut Vec<ParserEvent>) {
+    /// Processes held text from its start; keeps what must wait for more input. `empty_piece`:
+    /// the latest piece brought no text (it neither starts nor ends a continued part).
+    fn run(&mut self, at_end: bool, empty_piece: bool, out: &mut Vec<ParserEvent>) {
+        let continued = self.continue_part;
         let mut pos = 0;
         let mut marker_end = None;
         loop {
@@ -295,7 +307,8 @@ impl StreamParser {
                 }
             }
         }
-        self.continue_part = pos == self.text.len() && marker_end == Some(pos);
+        let at_held_end = pos == self.text.len();
+        self.continue_part = at_held_end && (marker_end == Some(pos) || (continued && empty_piece));
         self.drain(pos);
     }
 
@@ -337,7 +350,11 @@ impl StreamParser {
     /// ending right before a special token counts (stop sequences and fences are plain text).
     fn partial_start(&self, hay: &str, marker: &str) -> Option<usize> {
         let markup = marker == THINK_END || marker.contains(DSML);
-        if !self.token_mode || !markup {
+        let token_mode = self
+            .parts
+            .last()
+            .is_some_and(|part| part.kind != PieceKind::Text);
+        if !token_mode || !markup {
             return partial_marker_start(hay, marker);
         }
         let first = *marker.as_bytes().first()?;
@@ -366,6 +383,28 @@ impl StreamParser {
         } else {
             self.parts[index - 1].end
         }
+    }
+
+    /// Whether the held text `[start, end)` may be read as a marker. Stop sequences (`token`
+    /// `None`) never match inside or across a special token. The markup markers end with a special
+    /// token (`token`: `</think>`, the DSML token): a text chunk spells it out, while from token
+    /// ids only that special token itself counts.
+    fn marker_allowed(&self, start: usize, end: usize, token: Option<&str>) -> bool {
+        let mut overlapping = self.parts.iter().enumerate().filter(|&(index, part)| {
+            part.end > start && self.part_start(index) < end
+        });
+        let Some(token) = token else {
+            return overlapping.all(|(_, part)| part.kind != PieceKind::SpecialToken);
+        };
+        if overlapping.all(|(_, part)| part.kind == PieceKind::Text) {
+            return true;
+        }
+        let token_start = end - token.len();
+        let index = self.part_at(token_start);
+        let part = &self.parts[index];
+        part.kind == PieceKind::SpecialToken
+            && self.part_start(index) == token_start
+            && part.end == end
     }
 
     /// Index of the part containing byte `offset` (the last part for the end offset).

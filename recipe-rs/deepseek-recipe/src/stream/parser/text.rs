@@ -69,19 +69,42 @@ impl StreamParser {
             .chain(json.iter().copied())
     }
 
-    /// The marker that completes first in `hay` after `skipped` bytes, as `(start, end, kind)`
-    /// (a short stop sequence inside a longer one wins; earlier markers win ties).
-    fn first_marker(&self, hay: &str, skipped: usize) -> Option<(usize, usize, Marker)> {
+    /// The marker that completes first in the held text after `pos + skipped`, as `(start, end,
+    /// kind)` relative to `pos` (a short stop sequence inside a longer one wins; earlier markers
+    /// win ties). Occurrences that [`StreamParser::marker_allowed`] rejects are passed over.
+    fn first_marker(&self, pos: usize, skipped: usize) -> Option<(usize, usize, Marker)> {
+        let hay = &self.text[pos..];
         let mut found: Option<(usize, usize, Marker)> = None;
         for (marker, kind) in self.markers() {
-            if let Some(start) = find_marker(&hay[skipped..], marker).map(|at| at + skipped) {
+            let token = match kind {
+                Marker::ThinkEnd => Some(THINK_END),
+                Marker::DsmlOpen => Some(DSML),
+                _ => None,
+            };
+            let mut from = skipped;
+            while let Some(at) = find_marker(&hay[from..], marker) {
+                let start = from + at;
                 let end = start + marker.len();
-                if found.is_none_or(|(_, best, _)| end < best) {
-                    found = Some((start, end, kind));
+                if found.is_some_and(|(_, best, _)| end >= best) {
+                    break;
                 }
+                if self.marker_allowed(pos + start, pos + end, token) {
+                    found = Some((start, end, kind));
+                    break;
+                }
+                from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
             }
         }
         found
+    }
+
+    /// Where stop sequences may start matching held text: after the last special token.
+    fn after_special_tokens(&self, pos: usize) -> usize {
+        let last = self
+            .parts
+            .iter()
+            .rposition(|part| part.kind == PieceKind::SpecialToken);
+        last.map_or(pos, |index| self.parts[index].end.max(pos))
     }
 
     /// Reasoning and content: cut at markers, emit text per part, hold what may change.
@@ -92,16 +115,18 @@ impl StreamParser {
         out: &mut Vec<ParserEvent>,
     ) -> Step {
         let hay = &self.text[pos..];
-        // Leading newlines of the initial content are gone before stop sequences see the text
-        // (after `</think>` they are still there).
-        let skipped = if self.strip_leading && self.state == State::Content && !self.after_think {
-            hay.len() - hay.trim_start_matches('\n').len()
-        } else {
-            0
-        };
-        let found = self.first_marker(hay, skipped);
         let reasoning = self.state == State::Reasoning;
+        let found = self.stripped_newline_stop(hay).or_else(|| {
+            // Stop sequences never see the leading newlines being stripped.
+            let skipped = if self.strip_leading && !reasoning {
+                hay.len() - hay.trim_start_matches('\n').len()
+            } else {
+                0
+            };
+            self.first_marker(pos, skipped)
+        });
         if let Some((start, end, kind)) = found {
+            let section_start = self.section_start;
             if !reasoning {
                 self.section_start = false;
             }
@@ -110,15 +135,16 @@ impl StreamParser {
                 Marker::DsmlOpen => Trim::TrailingNewlines,
                 _ => Trim::None,
             };
-            // Empty pieces directly before the JSON document (no prefix text) yield nothing.
+            // Empty pieces held at a section start yield nothing when a marker comes before any
+            // text, and so do empty pieces directly before the JSON document.
             let before = &self.text[pos..pos + start];
             let visible = if self.strip_leading {
                 before.trim_start_matches('\n')
             } else {
                 before
             };
-            self.skip_empty_pieces =
-                matches!(kind, Marker::BareJson | Marker::FenceOpen) && visible.is_empty();
+            self.skip_empty_pieces = visible.is_empty()
+                && (section_start || matches!(kind, Marker::BareJson | Marker::FenceOpen));
             self.emit_text(pos, pos + start, trim, out);
             self.skip_empty_pieces = false;
             match kind {
@@ -129,7 +155,6 @@ impl StreamParser {
                     return Step::Wait(self.text.len());
                 }
                 Marker::ThinkEnd => {
-                    self.after_think |= reasoning;
                     self.strip_leading = reasoning;
                     self.section_start = reasoning;
                     if reasoning {
@@ -171,16 +196,29 @@ impl StreamParser {
             return Step::Wait(pos);
         }
         let mut hold = self.text.len();
-        for (marker, _) in self.markers() {
-            if let Some(start) = self.partial_start(hay, marker) {
-                hold = hold.min(pos + start);
+        let stops_from = self.after_special_tokens(pos);
+        for (marker, kind) in self.markers() {
+            let from = if matches!(kind, Marker::StopSequence(_)) {
+                stops_from
+            } else {
+                pos
+            };
+            if let Some(start) = self.partial_start(&self.text[from..], marker) {
+                hold = hold.min(from + start);
             }
         }
         let newline_hold = reasoning
             || self.options.parse_tool_calls
             || matches!(self.json, JsonStage::Bare | JsonStage::Fenced);
         if newline_hold {
-            hold = pos + self.text[pos..hold].trim_end_matches('\n').len();
+            hold = pos + self.without_trailing_newlines(&self.text[pos..hold]);
+        }
+        if self.section_start {
+            if hold == pos {
+                // Empty pieces at a section start wait for the first text that is certain.
+                return Step::Wait(pos);
+            }
+            self.section_start = false;
         }
         let keep = self.hold_from(pos, hold);
         self.emit_text(pos, keep, Trim::None, out);
@@ -199,12 +237,41 @@ impl StreamParser {
         self.part_start(self.part_at(hold)).max(pos)
     }
 
+    /// A stop sequence that is exactly `"\n"` matches the first leading newline being stripped
+    /// from content (the only stop sequence that sees those newlines).
+    fn stripped_newline_stop(&self, hay: &str) -> Option<(usize, usize, Marker)> {
+        if !(self.strip_leading && self.state == State::Content && hay.starts_with('\n')) {
+            return None;
+        }
+        let index = self.options.stop_sequences.iter().position(|stop| stop == "\n")?;
+        Some((0, 1, Marker::StopSequence(index)))
+    }
+
+    /// Length of `text` without its trailing newlines. A newline right after a proper prefix of
+    /// a markup marker (`</think>`, `<｜DSML｜`) is the character that broke that possible tag:
+    /// the reference takes it as text, never as a trailing newline.
+    fn without_trailing_newlines(&self, text: &str) -> usize {
+        let trimmed = text.trim_end_matches('\n');
+        if trimmed.len() == text.len() {
+            return trimmed.len();
+        }
+        let markup: &[&str] = if self.options.parse_tool_calls {
+            &[THINK_END, DSML_OPEN]
+        } else {
+            &[THINK_END]
+        };
+        let broken_tag = markup
+            .iter()
+            .any(|marker| self.partial_start(trimmed, marker).is_some());
+        trimmed.len() + usize::from(broken_tag)
+    }
+
     /// Emits `[start, end)` of the held text as reasoning/content deltas, one per part.
     fn emit_text(&mut self, start: usize, end: usize, trim: Trim, out: &mut Vec<ParserEvent>) {
         let mut from = start;
         let mut to = end;
         if trim == Trim::TrailingNewlines {
-            to = start + self.text[start..end].trim_end_matches('\n').len();
+            to = start + self.without_trailing_newlines(&self.text[start..end]);
         }
         if self.strip_leading {
             let stripped = self.text[from..to].trim_start_matches('\n');
@@ -213,6 +280,9 @@ impl StreamParser {
                 self.strip_leading = false;
             }
         }
+        // Empty pieces among stripped leading or trimmed trailing newlines go with them.
+        let stripped_to = (from > start).then_some(from);
+        let trimmed_from = (to < end).then_some(to);
         if to > from {
             self.section_start = false;
         }
@@ -227,8 +297,15 @@ impl StreamParser {
             }
             let seg_start = from.max(part_start);
             let seg_end = to.min(part_end);
-            let empty_piece =
-                part_start == part_end && self.parts[index].whole && !self.skip_empty_pieces;
+            let dropped = stripped_to.is_some_and(|stripped| part_end <= stripped)
+                || trimmed_from.is_some_and(|trimmed| part_start >= trimmed);
+            if part_start == part_end && dropped {
+                self.parts[index].consumed = true;
+            }
+            let empty_piece = part_start == part_end
+                && self.parts[index].whole
+                && !self.skip_empty_pieces
+                && !dropped;
             if seg_start >= seg_end && !empty_piece {
                 continue;
             }
