@@ -85,7 +85,6 @@ class StreamProcessor:
         signature: str | None = None,
         parsing_options: Mapping[str, Any] | None = None,
         prompt_usage: tuple[int, int] | None = None,
-        echo: bool = True,
         thinking_mode: bool | None = None,
     ) -> None:
         """Set up the processor for `converted`.
@@ -95,9 +94,9 @@ class StreamProcessor:
         `seed` fixes the random tool-call ids; `created` the timestamps;
         `signature` is the Messages thinking signature; `parsing_options` replaces the converted
         ones (e.g. extra stop sequences); `prompt_usage` = (prompt tokens, cache hits) seeds the
-        accumulated response until the ready chunk reports usage. `echo` (Responses) and
-        `thinking_mode` (Messages) reproduce the reference harness's switches; production code
-        leaves them alone. An empty `response_id` or `model` is used as given.
+        accumulated response until the ready chunk reports usage. `thinking_mode` (Messages)
+        reproduces the reference harness's direct generator; production code leaves it alone. An
+        empty `response_id` or `model` is used as given.
         """
         self.protocol: Protocol = converted.protocol
         self.response_id = (
@@ -113,7 +112,6 @@ class StreamProcessor:
             signature,
             None if parsing_options is None else json.dumps(dict(parsing_options)),
             prompt_usage,
-            echo,
             thinking_mode,
             tokenizer is not False,
         )

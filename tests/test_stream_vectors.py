@@ -64,7 +64,6 @@ def _processor(case: dict[str, Any]) -> StreamProcessor:
         signature=generator.get("signature"),
         parsing_options=case["parsing_options"],
         prompt_usage=(init["prompt_tokens"], init["prompt_cache_hit_tokens"]),
-        echo=generator.get("echo", True) is not False,
         thinking_mode=generator.get("direct_thinking_mode"),
     )
 

@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 
 use deepseek_recipe::convert::{convert_json, ConversionOptions, ConvertedRequest, Protocol};
 use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::responses::ResponsesEcho;
 use deepseek_recipe::stream::{
     Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, PromptUsage, StreamProcessor,
     TokenizerText,
@@ -97,27 +96,19 @@ impl Normalizer {
 }
 
 /// The generator config from the converted request, with the harness's explicit knobs applied:
-/// `generator.echo == false` drops the Responses echo, `generator.signature` and
-/// `generator.direct_thinking_mode` set the Messages signature and thinking mode
-/// (`generator.namespace_tool_map` changes nothing: the converted request already carries the
-/// namespace tools, and the reference splits their names either way).
+/// `generator.signature` and `generator.direct_thinking_mode` set the Messages signature and
+/// thinking mode. `generator.echo` and `generator.namespace_tool_map` change nothing: the
+/// converted request already carries what the reference's `with_echo` and
+/// `with_namespace_tool_map` would add.
 fn generator_config(case: &Value, converted: &ConvertedRequest) -> GeneratorConfig {
     let generator = &case["generator"];
     let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
     let mut config =
         GeneratorConfig::for_request(converted, text(&generator["id"]), text(&generator["model"]));
-    match &mut config {
-        GeneratorConfig::Responses(config) => {
-            if generator["echo"] == false {
-                config.echo = ResponsesEcho::default();
-            }
-        }
-        GeneratorConfig::Messages(config) => {
-            if let Some(thinking_mode) = generator["direct_thinking_mode"].as_bool() {
-                config.thinking_mode = thinking_mode;
-            }
-        }
-        GeneratorConfig::Chat(_) => {}
+    if let (GeneratorConfig::Messages(config), Some(thinking_mode)) =
+        (&mut config, generator["direct_thinking_mode"].as_bool())
+    {
+        config.thinking_mode = thinking_mode;
     }
     if let Some(signature) = generator["signature"].as_str() {
         config.set_signature(signature);

@@ -66,14 +66,16 @@ impl TokenDecoder {
 
     /// Decodes one chunk of ids (with optional logprobs, one per id, already validated) and
     /// hands every piece it completes, in order, to `emit` as `(text, logprobs, kind)`: a run of
-    /// ordinary tokens is one piece, each special token another. Returns the number of ids
-    /// whose text was released (counted as completion tokens).
+    /// ordinary tokens is one piece, each special token another. `emit` returns whether to go on;
+    /// once it says no (the output ended, e.g. at a stop sequence) the rest of the chunk is
+    /// dropped. Returns the number of ids whose text was released (counted as completion
+    /// tokens).
     pub fn decode_each(
         &mut self,
         tokenizer: &dyn TokenText,
         ids: &[u32],
         logprobs: Option<&[TokenLogprobs]>,
-        mut emit: impl FnMut(&str, Vec<LogprobEntry>, PieceKind),
+        mut emit: impl FnMut(&str, Vec<LogprobEntry>, PieceKind) -> bool,
     ) -> u64 {
         let mut released = 0;
         let mut current_logprobs = Vec::new();
@@ -108,13 +110,18 @@ impl TokenDecoder {
                 }
                 if has_current {
                     let logprobs = std::mem::take(&mut current_logprobs);
-                    emit(&self.text, logprobs, PieceKind::Tokens);
+                    let go_on = emit(&self.text, logprobs, PieceKind::Tokens);
                     self.text.clear();
                     has_current = false;
+                    if !go_on {
+                        return released;
+                    }
                 }
                 let logprobs = entry.into_iter().collect();
-                emit(&pending_text(bytes), logprobs, PieceKind::SpecialToken);
                 released += 1;
+                if !emit(&pending_text(bytes), logprobs, PieceKind::SpecialToken) {
+                    return released;
+                }
                 continue;
             }
             self.pending_bytes.extend_from_slice(bytes);

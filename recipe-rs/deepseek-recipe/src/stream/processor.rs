@@ -245,6 +245,7 @@ impl StreamProcessor {
                 .decode_each(tokenizer, token_ids, logprobs, |text, logprobs, kind| {
                     pieces += 1;
                     parser.push_str(text, logprobs, kind, events);
+                    !parser.stopped()
                 });
         // Token ids that release no text yet (pending UTF-8, unknown ids) do not start the stream.
         if pieces > 0 {

@@ -838,11 +838,6 @@ impl ResponsesGenerator {
             },
             out,
         );
-        let reasoning_tokens = if self.config.thinking_mode {
-            usage.reasoning_tokens
-        } else {
-            None
-        };
         self.response.usage = Some(ResponsesUsage {
             input_tokens: usage.prompt.prompt_tokens,
             input_tokens_details: InputTokensDetails {
@@ -850,7 +845,8 @@ impl ResponsesGenerator {
             },
             output_tokens: usage.completion_tokens,
             output_tokens_details: OutputTokensDetails {
-                reasoning_tokens: reasoning_tokens.unwrap_or(0),
+                // Counted whenever the output had a thinking stage, whatever the request's mode.
+                reasoning_tokens: usage.reasoning_tokens.unwrap_or(0),
             },
             total_tokens: usage.prompt.prompt_tokens + usage.completion_tokens,
         });

@@ -25,10 +25,18 @@ const DSML: &str = "｜DSML｜";
 const DSML_OPEN: &str = "<｜DSML｜";
 /// Closes a value, an invoke or the block.
 const DSML_CLOSE: &str = "</｜DSML｜";
-/// What follows the DSML token (after optional whitespace) at an invoke start.
+/// Starts a call anywhere inside a tool-call block (the tag around it is not checked).
 const INVOKE_START: &str = "invoke name=\"";
-/// What follows the DSML token (after optional whitespace) at a parameter start.
+/// Ends a tool-call block (V4 and V4.1 spellings); other closing tags at block level do not.
+const BLOCK_CLOSE: [&str; 2] = ["</｜DSML｜tool_calls>", "</｜DSML｜ calls>"];
+/// Starts a parameter anywhere inside an invoke (the tag around it is not checked).
 const PARAMETER_START: &str = "parameter name=";
+/// What the tool-call block between invokes looks for.
+const BLOCK_MARKERS: [&str; 3] = [INVOKE_START, BLOCK_CLOSE[0], BLOCK_CLOSE[1]];
+/// What an invoke between parameters looks for.
+const INVOKE_MARKERS: [&str; 2] = [PARAMETER_START, DSML_CLOSE];
+/// What the attributes of a parameter are skipped up to.
+const ATTRIBUTE_MARKERS: [&str; 2] = [STRING_VALUE, RAW_VALUE];
 /// Ends the attribute skip of a string parameter.
 const STRING_VALUE: &str = "true\">";
 /// Ends the attribute skip of a raw (non-string) parameter.
@@ -165,14 +173,8 @@ pub struct StreamParser {
     parameters: usize,
     /// Backticks seen in JSON prefix text: the current run, or 3 once a run of three was seen.
     prefix_backticks: u8,
-    /// Offset in the held text where the latest piece starts.
-    piece_start: usize,
     /// Empty pieces are not emitted (flushing a section that never started).
     skip_empty_pieces: bool,
-    /// A string value's opening quote waits for the value's first text.
-    open_quote_pending: bool,
-    /// The pending opening quote may wait (its `true">` did not span two pieces).
-    open_quote_may_wait: bool,
 }
 
 impl StreamParser {
@@ -208,10 +210,7 @@ impl StreamParser {
             tool_name: String::new(),
             parameters: 0,
             prefix_backticks: 0,
-            piece_start: 0,
             skip_empty_pieces: false,
-            open_quote_pending: false,
-            open_quote_may_wait: false,
         }
     }
 
@@ -258,7 +257,6 @@ impl StreamParser {
             return;
         }
         let whole = !self.continue_part;
-        self.piece_start = self.text.len();
         self.text.push_str(text);
         self.parts.push(Part {
             end: self.text.len(),
@@ -288,11 +286,11 @@ impl StreamParser {
         loop {
             let step = match self.state {
                 State::Reasoning | State::Content => self.text_state(pos, at_end, out),
-                State::ToolBlock => self.tool_block(pos, at_end),
-                State::InvokeName => self.invoke_name(pos, out),
+                State::ToolBlock => self.tool_block(pos),
+                State::InvokeName => self.invoke_name(pos, at_end, out),
                 State::Invoke => self.invoke(pos, at_end, out),
-                State::ParamKey => self.param_key(pos, out),
-                State::ParamAttributes => self.param_attributes(pos, at_end),
+                State::ParamKey => self.param_key(pos, at_end, out),
+                State::ParamAttributes => self.param_attributes(pos, at_end, out),
                 State::ParamValue { string } => self.param_value(pos, string, at_end, out),
                 State::AfterBlock | State::Stopped => Step::Wait(self.text.len()),
             };
@@ -335,14 +333,7 @@ impl StreamParser {
         for part in &mut self.parts {
             part.end -= pos;
         }
-        self.piece_start = self.piece_start.saturating_sub(pos);
         self.text.drain(..pos);
-    }
-
-    /// Whether a marker at `[start, end)` was completed by the latest piece (began in held
-    /// text): the reference then acts on a closing tag without waiting for its name.
-    fn spans_piece_start(&self, start: usize, end: usize) -> bool {
-        start < self.piece_start && end > self.piece_start
     }
 
     /// Start of a suffix of `hay` that `marker` may still complete. With token input the DSML
@@ -390,9 +381,11 @@ impl StreamParser {
     /// token (`token`: `</think>`, the DSML token): a text chunk spells it out, while from token
     /// ids only that special token itself counts.
     fn marker_allowed(&self, start: usize, end: usize, token: Option<&str>) -> bool {
-        let mut overlapping = self.parts.iter().enumerate().filter(|&(index, part)| {
-            part.end > start && self.part_start(index) < end
-        });
+        let mut overlapping = self
+            .parts
+            .iter()
+            .enumerate()
+            .filter(|&(index, part)| part.end > start && self.part_start(index) < end);
         let Some(token) = token else {
             return overlapping.all(|(_, part)| part.kind != PieceKind::SpecialToken);
         };
@@ -458,16 +451,6 @@ fn keep_partial(hay: &str, markers: &[&str]) -> usize {
         .filter_map(|marker| partial_marker_start(hay, marker))
         .min()
         .unwrap_or(hay.len())
-}
-
-/// The offset `count` characters before `at` (or 0).
-fn back_chars(hay: &str, at: usize, count: usize) -> usize {
-    hay[..at]
-        .char_indices()
-        .rev()
-        .take(count)
-        .last()
-        .map_or(at, |(offset, _)| offset)
 }
 
 /// Appends `text` to `target` without letting it grow past `limit` bytes.

@@ -33,24 +33,44 @@ enum Marker {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Trim {
     None,
-    TrailingNewlines,
+    /// The trailing newlines before this marker (`</think>` ending reasoning, the DSML opener).
+    TrailingNewlines(&'static str),
 }
 
 impl StreamParser {
+    /// Which kinds of markers the current text state looks for: stop sequences, `</think>`, the
+    /// DSML opener. In JSON output mode the text around the document (before it, after its
+    /// closing fence) is not matched against stop sequences, and the document itself (fenced or
+    /// bare) is matched only against stop sequences.
+    fn active_markers(&self) -> (bool, bool, bool) {
+        let tools = self.options.parse_tool_calls;
+        if self.state == State::Reasoning {
+            return (false, true, tools);
+        }
+        match self.json {
+            JsonStage::Off => (true, true, tools),
+            JsonStage::Prefix => (false, true, tools),
+            JsonStage::AfterFence => (false, false, tools),
+            JsonStage::Fenced | JsonStage::Bare => (true, false, false),
+        }
+    }
+
     /// The active markers of the current text state, in priority order.
     fn markers(&self) -> impl Iterator<Item = (&str, Marker)> + '_ {
         let content = self.state == State::Content;
+        let (stops, think, dsml) = self.active_markers();
         let stops = self
             .options
             .stop_sequences
             .iter()
             .enumerate()
-            .filter(move |(_, stop)| content && !stop.is_empty())
+            .filter(move |(_, stop)| stops && !stop.is_empty())
             .map(|(index, stop)| (stop.as_str(), Marker::StopSequence(index)));
-        let markup: &'static [(&'static str, Marker)] = if self.options.parse_tool_calls {
-            &[(THINK_END, Marker::ThinkEnd), (DSML_OPEN, Marker::DsmlOpen)]
-        } else {
-            &[(THINK_END, Marker::ThinkEnd)]
+        let markup: &'static [(&'static str, Marker)] = match (think, dsml) {
+            (true, true) => &[(THINK_END, Marker::ThinkEnd), (DSML_OPEN, Marker::DsmlOpen)],
+            (true, false) => &[(THINK_END, Marker::ThinkEnd)],
+            (false, true) => &[(DSML_OPEN, Marker::DsmlOpen)],
+            (false, false) => &[],
         };
         let json: &'static [(&'static str, Marker)] = match self.json {
             _ if !content => &[],
@@ -98,6 +118,26 @@ impl StreamParser {
         found
     }
 
+    /// Whether the bracket that starts a bare JSON document at `[start, from)` waits for more
+    /// input: everything after it in its piece is held by the document (newlines that may start
+    /// a closing fence, the start of a stop sequence), as [`StreamParser::defers`] has it for
+    /// markup.
+    fn bare_json_defers(&self, start: usize, from: usize, at_end: bool) -> bool {
+        let rest = &self.text[from..];
+        if at_end || rest.is_empty() || self.part_at(start) != self.part_at(from) {
+            return false;
+        }
+        let fence = (self.prefix_backticks >= 3).then_some(FENCE_CLOSE);
+        let stops = self.options.stop_sequences.iter().map(String::as_str);
+        let held = stops
+            .chain(fence)
+            .filter(|marker| !marker.is_empty())
+            .filter_map(|marker| self.partial_start(rest, marker))
+            .min()
+            .unwrap_or(rest.len());
+        rest[..held].bytes().all(|byte| byte == b'\n')
+    }
+
     /// Where stop sequences may start matching held text: after the last special token.
     fn after_special_tokens(&self, pos: usize) -> usize {
         let last = self
@@ -131,8 +171,8 @@ impl StreamParser {
                 self.section_start = false;
             }
             let trim = match kind {
-                Marker::ThinkEnd if reasoning => Trim::TrailingNewlines,
-                Marker::DsmlOpen => Trim::TrailingNewlines,
+                Marker::ThinkEnd if reasoning => Trim::TrailingNewlines(THINK_END),
+                Marker::DsmlOpen => Trim::TrailingNewlines(DSML_OPEN),
                 _ => Trim::None,
             };
             // Empty pieces held at a section start yield nothing when a marker comes before any
@@ -173,6 +213,9 @@ impl StreamParser {
                 }
                 Marker::FenceClose => self.json = JsonStage::AfterFence,
                 Marker::BareJson => {
+                    if self.bare_json_defers(pos + start, pos + end, at_end) {
+                        return Step::Wait(pos + start);
+                    }
                     self.json = JsonStage::Bare;
                     self.strip_leading = false;
                     self.emit_text(pos + start, pos + end, Trim::None, out);
@@ -195,6 +238,8 @@ impl StreamParser {
         if self.section_start && only_newlines && !self.over_hold_limit(pos) {
             return Step::Wait(pos);
         }
+        // Each marker holds from where it may still start; the markers that trim the newlines
+        // before them (`</think>` ending reasoning, the DSML opener) also hold those newlines.
         let mut hold = self.text.len();
         let stops_from = self.after_special_tokens(pos);
         for (marker, kind) in self.markers() {
@@ -203,15 +248,22 @@ impl StreamParser {
             } else {
                 pos
             };
-            if let Some(start) = self.partial_start(&self.text[from..], marker) {
-                hold = hold.min(from + start);
+            let partial = self.partial_start(&self.text[from..], marker);
+            let mut marker_hold = partial.map_or(self.text.len(), |start| from + start);
+            let trims = match kind {
+                Marker::ThinkEnd => reasoning,
+                Marker::DsmlOpen => true,
+                _ => false,
+            };
+            if trims {
+                let before = &self.text[pos..marker_hold];
+                marker_hold = pos + self.without_trailing_newlines(before, marker);
             }
+            hold = hold.min(marker_hold);
         }
-        let newline_hold = reasoning
-            || self.options.parse_tool_calls
-            || matches!(self.json, JsonStage::Bare | JsonStage::Fenced);
-        if newline_hold {
-            hold = pos + self.without_trailing_newlines(&self.text[pos..hold]);
+        // Inside a JSON document trailing newlines may start the closing fence.
+        if matches!(self.json, JsonStage::Bare | JsonStage::Fenced) {
+            hold = pos + self.text[pos..hold].trim_end_matches('\n').len();
         }
         if self.section_start {
             if hold == pos {
@@ -240,29 +292,27 @@ impl StreamParser {
     /// A stop sequence that is exactly `"\n"` matches the first leading newline being stripped
     /// from content (the only stop sequence that sees those newlines).
     fn stripped_newline_stop(&self, hay: &str) -> Option<(usize, usize, Marker)> {
-        if !(self.strip_leading && self.state == State::Content && hay.starts_with('\n')) {
+        let (stops, _, _) = self.active_markers();
+        if !(stops && self.strip_leading && self.state == State::Content && hay.starts_with('\n')) {
             return None;
         }
-        let index = self.options.stop_sequences.iter().position(|stop| stop == "\n")?;
+        let index = self
+            .options
+            .stop_sequences
+            .iter()
+            .position(|stop| stop == "\n")?;
         Some((0, 1, Marker::StopSequence(index)))
     }
 
-    /// Length of `text` without its trailing newlines. A newline right after a proper prefix of
-    /// a markup marker (`</think>`, `<｜DSML｜`) is the character that broke that possible tag:
-    /// the reference takes it as text, never as a trailing newline.
-    fn without_trailing_newlines(&self, text: &str) -> usize {
+    /// Length of `text` without the trailing newlines that `marker` would trim. A newline right
+    /// after a proper prefix of the marker is the character that broke that possible tag: text,
+    /// not a trailing newline, as far as this marker is concerned.
+    fn without_trailing_newlines(&self, text: &str, marker: &str) -> usize {
         let trimmed = text.trim_end_matches('\n');
         if trimmed.len() == text.len() {
             return trimmed.len();
         }
-        let markup: &[&str] = if self.options.parse_tool_calls {
-            &[THINK_END, DSML_OPEN]
-        } else {
-            &[THINK_END]
-        };
-        let broken_tag = markup
-            .iter()
-            .any(|marker| self.partial_start(trimmed, marker).is_some());
+        let broken_tag = self.partial_start(trimmed, marker).is_some();
         trimmed.len() + usize::from(broken_tag)
     }
 
@@ -270,8 +320,8 @@ impl StreamParser {
     fn emit_text(&mut self, start: usize, end: usize, trim: Trim, out: &mut Vec<ParserEvent>) {
         let mut from = start;
         let mut to = end;
-        if trim == Trim::TrailingNewlines {
-            to = start + self.without_trailing_newlines(&self.text[start..end]);
+        if let Trim::TrailingNewlines(marker) = trim {
+            to = start + self.without_trailing_newlines(&self.text[start..end], marker);
         }
         if self.strip_leading {
             let stripped = self.text[from..to].trim_start_matches('\n');
