@@ -200,7 +200,7 @@ impl StreamParser {
             self.emit_fragments(pos, self.text.len(), out, make);
             return Step::Wait(self.text.len());
         }
-        let hold = match self.partial_start(hay, DSML_CLOSE) {
+        let hold = match self.partial_start(hay, DSML_CLOSE, true) {
             Some(start) => pos + start,
             None => self.text.len(),
         };
@@ -219,7 +219,7 @@ impl StreamParser {
             && !rest.is_empty()
             && markers
                 .iter()
-                .any(|marker| self.partial_start(rest, marker) == Some(0))
+                .any(|marker| self.partial_start(rest, marker, marker.contains(DSML)) == Some(0))
             && self.part_at(start) == self.part_at(from)
     }
 }

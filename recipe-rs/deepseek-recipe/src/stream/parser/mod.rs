@@ -50,6 +50,8 @@ const FENCE_CLOSE: &str = "\n```";
 pub const MAX_HELD_BYTES: usize = 1 << 14;
 /// Held pieces beyond this count are released likewise (empty pieces hold no bytes).
 pub const MAX_HELD_PIECES: usize = 1024;
+/// Consumed text remembered for tags that began before the held text (longer than any tag).
+const TAIL_BYTES: usize = 32;
 /// Tool names longer than this are truncated (memory bound on adversarial input).
 pub const MAX_TOOL_NAME_BYTES: usize = 1 << 16;
 
@@ -171,10 +173,11 @@ pub struct StreamParser {
     tool_calls: usize,
     tool_name: String,
     parameters: usize,
-    /// Backticks seen in JSON prefix text: the current run, or 3 once a run of three was seen.
-    prefix_backticks: u8,
     /// Empty pieces are not emitted (flushing a section that never started).
     skip_empty_pieces: bool,
+    /// The last bytes of text already consumed: whether held text continues a possible tag
+    /// that began before it (see [`StreamParser::without_trailing_newlines`]).
+    consumed_tail: String,
 }
 
 impl StreamParser {
@@ -209,8 +212,8 @@ impl StreamParser {
             tool_calls: 0,
             tool_name: String::new(),
             parameters: 0,
-            prefix_backticks: 0,
             skip_empty_pieces: false,
+            consumed_tail: String::new(),
         }
     }
 
@@ -333,14 +336,29 @@ impl StreamParser {
         for part in &mut self.parts {
             part.end -= pos;
         }
+        let mut tail_start = pos.saturating_sub(TAIL_BYTES);
+        while !self.text.is_char_boundary(tail_start) {
+            tail_start += 1;
+        }
+        if tail_start == 0 {
+            self.consumed_tail.push_str(&self.text[..pos]);
+            let mut excess = self.consumed_tail.len().saturating_sub(TAIL_BYTES);
+            while !self.consumed_tail.is_char_boundary(excess) {
+                excess += 1;
+            }
+            self.consumed_tail.drain(..excess);
+        } else {
+            self.consumed_tail.clear();
+            self.consumed_tail.push_str(&self.text[tail_start..pos]);
+        }
         self.text.drain(..pos);
     }
 
     /// Start of a suffix of `hay` that `marker` may still complete. With token input the DSML
-    /// token and `</think>` are whole special tokens, so for the markup markers only a prefix
-    /// ending right before a special token counts (stop sequences and fences are plain text).
-    fn partial_start(&self, hay: &str, marker: &str) -> Option<usize> {
-        let markup = marker == THINK_END || marker.contains(DSML);
+    /// token and `</think>` are whole special tokens, so for `markup` (tags, as opposed to stop
+    /// sequences and fences, which are plain text whatever they spell) only a prefix of the text
+    /// before the special token counts (`<`, `</`).
+    fn partial_start(&self, hay: &str, marker: &str, markup: bool) -> Option<usize> {
         let token_mode = self
             .parts
             .last()
@@ -348,17 +366,13 @@ impl StreamParser {
         if !token_mode || !markup {
             return partial_marker_start(hay, marker);
         }
-        let first = *marker.as_bytes().first()?;
-        let longest = (marker.len() - 1).min(hay.len());
-        (1..=longest).rev().find_map(|len| {
+        let special = marker.find(DSML).or_else(|| marker.find(THINK_END))?;
+        let before = &marker.as_bytes()[..special];
+        (1..=before.len().min(hay.len())).rev().find_map(|len| {
             let start = hay.len() - len;
-            if hay.as_bytes()[start] != first {
-                return None;
-            }
-            let rest = marker.get(len..)?;
-            let special_next = rest.starts_with(DSML) || rest.starts_with(THINK_END);
-            let is_prefix = marker.as_bytes().starts_with(&hay.as_bytes()[start..]);
-            (special_next && is_prefix).then_some(start)
+            before
+                .starts_with(&hay.as_bytes()[start..])
+                .then_some(start)
         })
     }
 

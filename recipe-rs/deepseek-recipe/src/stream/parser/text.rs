@@ -13,8 +13,8 @@ pub(super) enum JsonStage {
     Fenced,
     /// After the closing fence: every piece of text becomes one `" "`.
     AfterFence,
-    /// Bare JSON started: everything passes through (up to a closing fence when the text
-    /// before the JSON had a ``` run).
+    /// Bare JSON started: everything passes through up to a closing fence (one is recognised
+    /// even though none was opened).
     Bare,
 }
 
@@ -80,9 +80,8 @@ impl StreamParser {
                 ("{", Marker::BareJson),
                 ("[", Marker::BareJson),
             ],
-            JsonStage::Fenced => &[(FENCE_CLOSE, Marker::FenceClose)],
-            JsonStage::Bare if self.prefix_backticks >= 3 => &[(FENCE_CLOSE, Marker::FenceClose)],
-            JsonStage::Off | JsonStage::AfterFence | JsonStage::Bare => &[],
+            JsonStage::Fenced | JsonStage::Bare => &[(FENCE_CLOSE, Marker::FenceClose)],
+            JsonStage::Off | JsonStage::AfterFence => &[],
         };
         stops
             .chain(markup.iter().copied())
@@ -119,23 +118,36 @@ impl StreamParser {
     }
 
     /// Whether the bracket that starts a bare JSON document at `[start, from)` waits for more
-    /// input: everything after it in its piece is held by the document (newlines that may start
-    /// a closing fence, the start of a stop sequence), as [`StreamParser::defers`] has it for
-    /// markup.
+    /// input: everything after it in its piece may still start the closing fence or a stop
+    /// sequence, as [`StreamParser::defers`] has it for markup.
     fn bare_json_defers(&self, start: usize, from: usize, at_end: bool) -> bool {
         let rest = &self.text[from..];
         if at_end || rest.is_empty() || self.part_at(start) != self.part_at(from) {
             return false;
         }
-        let fence = (self.prefix_backticks >= 3).then_some(FENCE_CLOSE);
         let stops = self.options.stop_sequences.iter().map(String::as_str);
         let held = stops
-            .chain(fence)
+            .chain([FENCE_CLOSE])
             .filter(|marker| !marker.is_empty())
-            .filter_map(|marker| self.partial_start(rest, marker))
-            .min()
-            .unwrap_or(rest.len());
-        rest[..held].bytes().all(|byte| byte == b'\n')
+            .filter_map(|marker| self.partial_start(rest, marker, false))
+            .min();
+        held == Some(0)
+    }
+
+    /// Drops the empty pieces lying within `[start, end]` of the held text: they yield no delta.
+    fn drop_empty_pieces(&mut self, start: usize, end: usize) {
+        if end == start {
+            return;
+        }
+        for index in 0..self.parts.len() {
+            let part_start = self.part_start(index);
+            if part_start >= start
+                && self.parts[index].end <= end
+                && part_start == self.parts[index].end
+            {
+                self.parts[index].consumed = true;
+            }
+        }
     }
 
     /// Where stop sequences may start matching held text: after the last special token.
@@ -248,7 +260,8 @@ impl StreamParser {
             } else {
                 pos
             };
-            let partial = self.partial_start(&self.text[from..], marker);
+            let markup = matches!(kind, Marker::ThinkEnd | Marker::DsmlOpen);
+            let partial = self.partial_start(&self.text[from..], marker, markup);
             let mut marker_hold = partial.map_or(self.text.len(), |start| from + start);
             let trims = match kind {
                 Marker::ThinkEnd => reasoning,
@@ -256,14 +269,9 @@ impl StreamParser {
                 _ => false,
             };
             if trims {
-                let before = &self.text[pos..marker_hold];
-                marker_hold = pos + self.without_trailing_newlines(before, marker);
+                marker_hold = self.without_trailing_newlines(pos, marker_hold, marker);
             }
             hold = hold.min(marker_hold);
-        }
-        // Inside a JSON document trailing newlines may start the closing fence.
-        if matches!(self.json, JsonStage::Bare | JsonStage::Fenced) {
-            hold = pos + self.text[pos..hold].trim_end_matches('\n').len();
         }
         if self.section_start {
             if hold == pos {
@@ -271,6 +279,12 @@ impl StreamParser {
                 return Step::Wait(pos);
             }
             self.section_start = false;
+            if self.strip_leading {
+                // They go with the leading newlines stripped before that text, if any.
+                let newlines = self.text[pos..hold].len()
+                    - self.text[pos..hold].trim_start_matches('\n').len();
+                self.drop_empty_pieces(pos, pos + newlines);
+            }
         }
         let keep = self.hold_from(pos, hold);
         self.emit_text(pos, keep, Trim::None, out);
@@ -304,16 +318,24 @@ impl StreamParser {
         Some((0, 1, Marker::StopSequence(index)))
     }
 
-    /// Length of `text` without the trailing newlines that `marker` would trim. A newline right
-    /// after a proper prefix of the marker is the character that broke that possible tag: text,
-    /// not a trailing newline, as far as this marker is concerned.
-    fn without_trailing_newlines(&self, text: &str, marker: &str) -> usize {
-        let trimmed = text.trim_end_matches('\n');
-        if trimmed.len() == text.len() {
-            return trimmed.len();
+    /// Where held text `[start, end)` ends without the trailing newlines that `marker` would
+    /// trim. A newline right after a proper prefix of the marker is the character that broke
+    /// that possible tag: text, not a trailing newline, as far as this marker is concerned (the
+    /// prefix may lie before `start`, even in text already consumed).
+    fn without_trailing_newlines(&self, start: usize, end: usize, marker: &str) -> usize {
+        let trimmed = self.text[start..end].trim_end_matches('\n');
+        let trimmed_end = start + trimmed.len();
+        if trimmed_end == end {
+            return end;
         }
-        let broken_tag = self.partial_start(trimmed, marker).is_some();
-        trimmed.len() + usize::from(broken_tag)
+        let before = &self.text[..trimmed_end];
+        let broken_tag = if before.len() >= marker.len() {
+            self.partial_start(before, marker, true).is_some()
+        } else {
+            let joined = [self.consumed_tail.as_str(), before].concat();
+            self.partial_start(&joined, marker, true).is_some()
+        };
+        trimmed_end + usize::from(broken_tag)
     }
 
     /// Emits `[start, end)` of the held text as reasoning/content deltas, one per part.
@@ -321,7 +343,7 @@ impl StreamParser {
         let mut from = start;
         let mut to = end;
         if let Trim::TrailingNewlines(marker) = trim {
-            to = start + self.without_trailing_newlines(&self.text[start..end], marker);
+            to = self.without_trailing_newlines(start, end, marker);
         }
         if self.strip_leading {
             let stripped = self.text[from..to].trim_start_matches('\n');
@@ -354,6 +376,7 @@ impl StreamParser {
             }
             let empty_piece = part_start == part_end
                 && self.parts[index].whole
+                && !self.parts[index].consumed
                 && !self.skip_empty_pieces
                 && !dropped;
             if seg_start >= seg_end && !empty_piece {
@@ -365,22 +388,12 @@ impl StreamParser {
                 ""
             };
             let text = match (self.state == State::Content, self.json) {
-                (true, JsonStage::Prefix | JsonStage::AfterFence) => {
-                    for byte in text.bytes() {
-                        if self.prefix_backticks < 3 {
-                            self.prefix_backticks = if byte == b'`' {
-                                self.prefix_backticks + 1
-                            } else {
-                                0
-                            };
-                        }
-                    }
-                    " ".to_owned()
-                }
+                (true, JsonStage::Prefix | JsonStage::AfterFence) => " ".to_owned(),
                 _ => text.to_owned(),
             };
             self.parts[index].consumed = true;
-            let logprobs = std::mem::take(&mut self.parts[index].logprobs);
+            // Every delta made from a piece carries all of the piece's log probabilities.
+            let logprobs = self.parts[index].logprobs.clone();
             let delta = TextDelta { text, logprobs };
             if self.state == State::Reasoning {
                 out.push(ParserEvent::Reasoning(delta));
