@@ -126,9 +126,10 @@ STOP_POOL = (
     "}", "\"", "x", "o", "😀", "é", " ", "STOP", "<｜DSML｜", "DSML",
 )
 FINGERPRINTS = (None, "fp_0000", "fp_8a3c2d", "fp_ds_v4_20260101")
-PROMPT_USAGES = ((0, 0), (5, 0), (17, 17), (128, 64), (1000, 960), (4096, 4096), (70000, 0))
+PROMPT_USAGES = ((0, 0), (5, 0), (17, 17), (128, 64), (1000, 960), (4096, 4096), (70000, 0), (5, 9))
 NICE_LOGPROBS = (-0.0, -0.0625, -0.125, -0.25, -0.5, -0.75, -1.0, -1.5, -2.25, -3.0, -4.5, -7.75)
-ODD_LOGPROBS = (-1e-05, -0.1, -3.3333333333333335, -123456.789, -1e-300, -9999999999999998.0, 0.0)
+ODD_LOGPROBS = (-1e-05, -0.1, -3.3333333333333335, -123456.789, -1e-300, -9999999999999998.0, 0.0,
+                -1e39, 1.5)
 
 
 def words(rng: random.Random, low: int = 1, high: int = 6) -> str:
@@ -255,9 +256,13 @@ def invoke(rng: random.Random, dsml: Dsml, names: list[str], malformed: bool) ->
     params = [parameter(rng, dsml, malformed and rng.random() < 0.4)
               for _ in range(rng.randint(0, 3))]
     if name == "apply_patch" and rng.random() < 0.7:
-        body = "*** Begin Patch\n*** Add File: a.txt\n+hello \"x\" ü\n*** End Patch"
-        params = ["<" + DSML + dsml.tag(rng, "parameter") + ' name="input" string="true">' + body
-                  + "</" + DSML + dsml.tag(rng, "parameter") + ">"]
+        body = rng.choice(("*** Begin Patch\n*** Add File: a.txt\n+hello \"x\" ü\n*** End Patch",
+                           "", "a\\nb", "line\n", string_value(rng)))
+        kind = rng.choice(("true", "true", "true", "false"))
+        params = ["<" + DSML + dsml.tag(rng, "parameter") + f' name="input" string="{kind}">'
+                  + body + "</" + DSML + dsml.tag(rng, "parameter") + ">"]
+        if rng.random() < 0.2:
+            params.append(parameter(rng, dsml, False))
     start = "<" + DSML + dsml.tag(rng, "invoke") + f' name="{name}">'
     end = "</" + DSML + dsml.tag(rng, "invoke") + ">"
     if malformed:
@@ -584,8 +589,14 @@ def responses_request(rng: random.Random, plan: Plan) -> dict[str, Any]:
                              **({"summary": "auto"} if rng.random() < 0.3 else {})}
     tools: list[dict[str, Any]] = [{"type": "function", "name": name, **TOOLS[name]}
                                    for name in plan.tools]
+    for tool in tools:
+        if rng.random() < 0.1:
+            del tool["description"]
     if plan.tools and rng.random() < 0.25:
-        tools.insert(0, NAMESPACE_TOOL)
+        namespace = dict(NAMESPACE_TOOL)
+        if rng.random() < 0.2:
+            del namespace["description"]
+        tools.insert(0, namespace)
     if plan.tools and rng.random() < 0.2:
         tools.insert(0, CUSTOM_TOOL)
     if tools:

@@ -108,15 +108,17 @@ impl TokenDecoder {
                     released += self.release(&mut current_logprobs);
                     has_current = true;
                 }
-                if has_current {
+                // Pending ids that decode to nothing (unknown ids) are counted but make no piece.
+                if has_current && !self.text.is_empty() {
                     let logprobs = std::mem::take(&mut current_logprobs);
                     let go_on = emit(&self.text, logprobs, PieceKind::Tokens);
-                    self.text.clear();
-                    has_current = false;
                     if !go_on {
                         return released;
                     }
                 }
+                current_logprobs.clear();
+                self.text.clear();
+                has_current = false;
                 let logprobs = entry.into_iter().collect();
                 released += 1;
                 if !emit(&pending_text(bytes), logprobs, PieceKind::SpecialToken) {

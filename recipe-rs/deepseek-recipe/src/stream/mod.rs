@@ -7,6 +7,7 @@
 pub mod chat;
 pub mod chunk;
 pub mod config;
+pub mod custom_input;
 pub mod decode;
 pub mod events;
 pub mod ids;

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::chunk::Emit;
+use super::custom_input::CustomInput;
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::json_writer::{write_key, write_str, write_u64, write_usize, write_value};
 use super::logprobs::LogprobEntry;
-use super::parser::ArgumentFragment;
 
 /// Request values a Responses response object repeats (the request "echo").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -520,6 +520,8 @@ pub struct ResponsesGenerator {
     open: bool,
     /// The id of the latest item an event named, shared by its events: `(output index, id)`.
     item_id: Option<(usize, Arc<str>)>,
+    /// The input of the open custom tool call.
+    custom_input: CustomInput,
 }
 
 impl ResponsesGenerator {
@@ -533,6 +535,7 @@ impl ResponsesGenerator {
             sequence: 0,
             open: false,
             item_id: None,
+            custom_input: CustomInput::default(),
         }
     }
 
@@ -681,6 +684,7 @@ impl ResponsesGenerator {
                 let number = self.response.output.len();
                 let response_id = &self.config.id;
                 let item = if self.config.custom_tools.contains(&name) {
+                    self.custom_input = CustomInput::default();
                     OutputItem::CustomToolCall {
                         id: format!("ctc_{response_id}_{number}"),
                         status: "in_progress",
@@ -723,13 +727,9 @@ impl ResponsesGenerator {
                         event.delta = Some(text);
                         out.emit(event);
                     }
-                    OutputItem::CustomToolCall { input, .. } => {
-                        if let ArgumentFragment::Value { raw, .. } = fragment {
-                            input.push_str(&raw);
-                            let mut event =
-                                self.item_event("response.custom_tool_call_input.delta", index);
-                            event.delta = Some(raw);
-                            out.emit(event);
+                    OutputItem::CustomToolCall { .. } => {
+                        if let Some(delta) = self.custom_input.push(&fragment) {
+                            self.custom_input_delta(index, delta, out);
                         }
                     }
                     OutputItem::Reasoning { .. } | OutputItem::Message { .. } => {}
@@ -755,6 +755,14 @@ impl ResponsesGenerator {
             return;
         };
         self.open = false;
+        if matches!(
+            self.response.output[index],
+            OutputItem::CustomToolCall { .. }
+        ) {
+            if let Some(held) = self.custom_input.finish() {
+                self.custom_input_delta(index, held, out);
+            }
+        }
         let item = &mut self.response.output[index];
         item.set_status(status);
         match item.clone() {
@@ -802,6 +810,21 @@ impl ResponsesGenerator {
         let mut event = self.event("response.output_item.done");
         event.item = Some(self.response.output[index].clone());
         event.output_index = Some(index);
+        out.emit(event);
+    }
+
+    /// Appends `delta` to the custom tool call at `index` and sends it.
+    fn custom_input_delta(
+        &mut self,
+        index: usize,
+        delta: String,
+        out: &mut impl Emit<ResponsesEvent>,
+    ) {
+        if let OutputItem::CustomToolCall { input, .. } = &mut self.response.output[index] {
+            input.push_str(&delta);
+        }
+        let mut event = self.item_event("response.custom_tool_call_input.delta", index);
+        event.delta = Some(delta);
         out.emit(event);
     }
 
