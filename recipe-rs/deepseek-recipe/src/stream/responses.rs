@@ -897,10 +897,16 @@ pub struct ResponsesResponse {
 }
 
 impl ResponsesResponse {
-    /// An empty in-progress response (replaced by the stream's own object when it starts).
-    pub fn new(config: &ResponsesConfig, created_at: u64) -> Self {
+    /// An empty in-progress response that knows nothing of the request (every request setting
+    /// at its default) until the stream's own object replaces it when the stream starts.
+    pub fn new(id: impl Into<String>, model: impl Into<String>, created_at: u64) -> Self {
+        let config = ResponsesConfig {
+            id: id.into(),
+            model: model.into(),
+            ..ResponsesConfig::default()
+        };
         Self {
-            response: ResponseObject::new(config, created_at),
+            response: ResponseObject::new(&config, created_at),
         }
     }
 
