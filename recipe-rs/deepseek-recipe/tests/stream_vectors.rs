@@ -1,4 +1,6 @@
-//! Golden stream vectors: every case of `streams/streams.jsonl`, byte-exact.
+//! Golden stream vectors: every case of `streams/streams.jsonl`, byte-exact; and the stream
+//! regressions of the differential harness (`tests/differential/regressions/streams/*.json`, one
+//! record each in the same layout, recorded from the reference).
 //!
 //! Harness (see the vectors README): convert the case's `request` with default options, build
 //! the generator config from the converted request (`GeneratorConfig::for_request`) plus the
@@ -273,4 +275,28 @@ fn stream_vectors() {
     }
     println!("streams: {passed} passed, {failed} failed");
     assert_eq!(failed, 0, "{failed} stream vectors failed");
+}
+
+#[test]
+fn stream_regressions() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/differential/regressions/streams");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no stream regressions in {}", dir.display());
+    let failures: Vec<String> = paths
+        .iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(path).expect("regression file is readable");
+            let case: Value = serde_json::from_str(&text).expect("regression file is JSON");
+            run_case(&case)
+                .err()
+                .map(|message| format!("{}: {message}", path.display()))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
