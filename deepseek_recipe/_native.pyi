@@ -70,8 +70,6 @@ class StreamProcessor:
         signature: str | None = None,
         parsing_options_json: str | None = None,
         prompt_usage: tuple[int, int] | None = None,
-        echo: bool = True,
-        namespace_tool_map: bool = True,
         thinking_mode: bool | None = None,
         use_tokenizer: bool = True,
     ) -> None: ...

@@ -66,6 +66,7 @@ __all__ = [
     "KINDS",
     "Kind",
     "Record",
+    "StreamNormalizer",
     "check_image_preprocess",
     "check_image_request",
     "check_image_resolve",
@@ -582,7 +583,7 @@ def check_image_request(record: Record) -> list[str]:
 # --- streams --------------------------------------------------------------------------------
 
 
-class _Normalizer:
+class StreamNormalizer:
     """Replaces random ids and timestamps exactly as the vector recorder did."""
 
     def __init__(self) -> None:
@@ -633,8 +634,6 @@ def stream_processor(record: Record) -> StreamProcessor:
         signature=generator.get("signature"),
         parsing_options=record["parsing_options"],
         prompt_usage=(init["prompt_tokens"], init["prompt_cache_hit_tokens"]),
-        echo=generator.get("echo", True) is not False,
-        namespace_tool_map=generator.get("namespace_tool_map", True) is not False,
         thinking_mode=generator.get("direct_thinking_mode"),
     )
 
@@ -647,7 +646,7 @@ def check_stream(record: Record) -> list[str]:
     mismatches: list[str] = []
     try:
         processor = stream_processor(record)
-        normalizer = _Normalizer()
+        normalizer = StreamNormalizer()
         chunks: list[Record] = []
         error: Record | None = None
         for at, chunk in enumerate(cast(list[Record], record["inputs"])):

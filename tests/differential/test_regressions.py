@@ -18,4 +18,3 @@ def test_regression(path: Path) -> None:
     for record in iter_records(path):
         mismatches = check_record(record)
         assert not mismatches, f"{record.get('id')}: " + "\n".join(mismatches)
-

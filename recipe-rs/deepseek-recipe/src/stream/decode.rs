@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use super::inference::TokenLogprobs;
 use super::logprobs::{token_display, LogprobEntry, TopLogprobEntry};
+use super::parser::PieceKind;
 
 /// Pending bytes beyond this are released lossily (a UTF-8 character needs at most 4), so byte
 /// soup cannot grow memory.
@@ -64,15 +65,17 @@ impl TokenDecoder {
     }
 
     /// Decodes one chunk of ids (with optional logprobs, one per id, already validated) and
-    /// hands every piece it completes, in order, to `emit` as `(text, logprobs)`: a run of
-    /// ordinary tokens is one piece, each special token another. Returns the number of ids
-    /// whose text was released (counted as completion tokens).
+    /// hands every piece it completes, in order, to `emit` as `(text, logprobs, kind)`: a run of
+    /// ordinary tokens is one piece, each special token another. `emit` returns whether to go on;
+    /// once it says no (the output ended, e.g. at a stop sequence) the rest of the chunk is
+    /// dropped. Returns the number of ids whose text was released (counted as completion
+    /// tokens).
     pub fn decode_each(
         &mut self,
         tokenizer: &dyn TokenText,
         ids: &[u32],
         logprobs: Option<&[TokenLogprobs]>,
-        mut emit: impl FnMut(&str, Vec<LogprobEntry>),
+        mut emit: impl FnMut(&str, Vec<LogprobEntry>, PieceKind) -> bool,
     ) -> u64 {
         let mut released = 0;
         let mut current_logprobs = Vec::new();
@@ -105,13 +108,22 @@ impl TokenDecoder {
                     released += self.release(&mut current_logprobs);
                     has_current = true;
                 }
-                if has_current {
-                    emit(&self.text, std::mem::take(&mut current_logprobs));
-                    self.text.clear();
-                    has_current = false;
+                // Pending ids that decode to nothing (unknown ids) are counted but make no piece.
+                if has_current && !self.text.is_empty() {
+                    let logprobs = std::mem::take(&mut current_logprobs);
+                    let go_on = emit(&self.text, logprobs, PieceKind::Tokens);
+                    if !go_on {
+                        return released;
+                    }
                 }
-                emit(&pending_text(bytes), entry.into_iter().collect());
+                current_logprobs.clear();
+                self.text.clear();
+                has_current = false;
+                let logprobs = entry.into_iter().collect();
                 released += 1;
+                if !emit(&pending_text(bytes), logprobs, PieceKind::SpecialToken) {
+                    return released;
+                }
                 continue;
             }
             self.pending_bytes.extend_from_slice(bytes);
@@ -132,7 +144,7 @@ impl TokenDecoder {
             }
         }
         if has_current {
-            emit(&self.text, current_logprobs);
+            emit(&self.text, current_logprobs, PieceKind::Tokens);
         }
         self.text.clear();
         released
