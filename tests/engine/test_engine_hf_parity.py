@@ -11,6 +11,12 @@ from deepseek_recipe_engine.request import GenerationRequest
 pytest.importorskip("transformers")
 
 from bench.hf_peer import hf_logits, hf_model
+from tests.engine.conftest import TEST_DTYPE
+
+# Largest |logit difference| allowed per dtype. bf16 rounds every activation to 8 mantissa bits,
+# in a different order than transformers (absorbed attention, fused kernels), so its bound is
+# looser; both bounds were set from runs of the `medium` model on an H200 (docs/engine.md).
+LOGIT_BOUND = {"float32": 1e-4, "bfloat16": 0.5}
 
 
 @pytest.fixture(scope="module")
@@ -25,5 +31,8 @@ def test_logits_match_transformers(make_core, peer, prompt_len):
     core.generate([GenerationRequest(prompt_ids=prompt[:20] or [1], max_tokens=1)])  # warm cache
     ours = core.next_token_logits(prompt)
     theirs = hf_logits(peer, prompt)
-    torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-4)
-    assert int(ours.argmax()) == int(theirs.argmax())
+    difference = float((ours - theirs).abs().max())
+    print(f"{TEST_DTYPE} prompt of {prompt_len}: max |logit difference| {difference:.3g}")
+    assert difference <= LOGIT_BOUND[TEST_DTYPE]
+    if TEST_DTYPE == "float32":
+        assert int(ours.argmax()) == int(theirs.argmax())
