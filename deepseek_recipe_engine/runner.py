@@ -103,15 +103,13 @@ class StepRunner:
 
     def _token_rows(self, scheduled: list[ScheduledTokens]) -> np.ndarray:
         """[3, tokens] int32: each scheduled token's id, position and cache slot."""
-        size = self.config.block_size
-        columns = []
+        ids, positions, slots = [], [], []
         for work in scheduled:
-            positions = np.arange(work.start, work.end)
-            table = np.asarray(work.seq.block_table, dtype=np.int64)
-            slots = table[positions // size] * size + positions % size
-            ids = np.asarray(work.seq.token_ids[work.start : work.end])
-            columns.append(np.stack([ids, positions, slots]))
-        return np.concatenate(columns, axis=1).astype(np.int32)
+            ids.extend(work.seq.token_ids[work.start : work.end])
+            for position in range(work.start, work.end):
+                positions.append(position)
+                slots.append(self.blocks.slot(work.seq, position))
+        return np.array([ids, positions, slots], dtype=np.int32)
 
     def _run_eager(self, scheduled: list[ScheduledTokens]) -> torch.Tensor:
         from deepseek_recipe_engine.fused import KernelStep  # imports Triton

@@ -4,8 +4,9 @@ Every query token, prompt or decode, attends over exactly its own causal prefix 
 0..its position) read through its sequence's block table. The keys are visited in blocks of
 `KEYS_PER_BLOCK` positions from position 0 with an online softmax, so the reduction order depends
 on the token's position alone: never on the batch, on the other tokens of the step, or on how a
-prompt was split into chunks. All heads of a token share the cached `[latent | rotary key]`, so
-one program computes all of them (heads padded to 16, the smallest `dot` operand).
+prompt was split into chunks. Products run on the tensor cores (fp32 as `tf32x3`, as in
+`matmul`). All heads of a token share the cached `[latent | rotary key]`, so one program computes
+all of them (heads padded to 16, the smallest `dot` operand).
 """
 
 # ruff: noqa: ANN001, ANN202
@@ -99,16 +100,16 @@ def _attention_kernel(
         k_second = tl.load(
             rows + rank + half + p[None, :], mask=visible[:, None] & p_ok[None, :], other=0.0
         )
-        scores = tl.dot(q_lat, tl.trans(latent), input_precision="ieee")
-        scores = tl.dot(q_first, tl.trans(k_first), scores, input_precision="ieee")
-        scores = tl.dot(q_second, tl.trans(k_second), scores, input_precision="ieee")
+        scores = tl.dot(q_lat, tl.trans(latent), input_precision="tf32x3")
+        scores = tl.dot(q_first, tl.trans(k_first), scores, input_precision="tf32x3")
+        scores = tl.dot(q_second, tl.trans(k_second), scores, input_precision="tf32x3")
         scores = tl.where(visible[None, :], scores, float("-inf"))
         new_best = tl.maximum(best, tl.max(scores, axis=1))
         rescale = tl.exp(best - new_best)
         weights = tl.exp(scores - new_best[:, None])
         total = total * rescale + tl.sum(weights, axis=1)
         acc = acc * rescale[:, None]
-        acc = tl.dot(weights.to(dtype), latent, acc, input_precision="ieee")
+        acc = tl.dot(weights.to(dtype), latent, acc, input_precision="tf32x3")
         best = new_best
     out = acc / total[:, None]
     tl.store(

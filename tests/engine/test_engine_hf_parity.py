@@ -4,7 +4,6 @@ Needs the optional peer `transformers` (bench only); skipped where it is not ins
 """
 
 import pytest
-import torch
 
 from deepseek_recipe_engine.request import GenerationRequest
 
