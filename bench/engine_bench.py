@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -242,6 +243,10 @@ def run_peer(
     return Measurement("transformers", len(batch), sum(map(len, tokens)), seconds), tokens
 
 
+Runner = Callable[[list[list[int]]], tuple[Measurement, list[list[int]]]]
+"""Generates greedily for a batch of prompts: (timing, tokens)."""
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Child process: time one implementation at every batch size; return rows and tokens."""
     torch.set_num_threads(args.threads)
@@ -253,53 +258,74 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         dtype=args.dtype,
     )
     model = build_model(config)
-    vocab = model.config.vocab_size
-    report: dict[str, Any] = {}
     if args.implementation == "transformers":
-        from bench.hf_peer import hf_logits, hf_model
+        return measure_peer(args, model, config)
+    return measure_engine(args, model, config)
 
-        peer = hf_model(model)
-        probe = prompts(1, args.prompt_len, vocab, seed=-1)[0]
-        ours = EngineCore(config, model).next_token_logits(probe)
-        theirs = hf_logits(peer, probe)
-        report["logits_max_abs_diff"] = float((ours - theirs).abs().max().cpu())
-        del model
 
-        def run(batch: list[list[int]]) -> tuple[Measurement, list[list[int]]]:
-            return run_peer(peer, batch, args.new_tokens, args.device)
-
-        run(prompts(2, 8, vocab, seed=-2))  # warm-up
-    else:
-
-        def run(batch: list[list[int]]) -> tuple[Measurement, list[list[int]]]:
-            return run_engine(model, config, batch, args.new_tokens)
-
-        run(prompts(2, 8, vocab, seed=-2))  # warm-up
+def timed_batches(
+    args: argparse.Namespace, vocab: int, run: Runner, extra: Callable[..., dict[str, Any]]
+) -> dict[str, Any]:
+    """Time `run` at every batch size (fastest of `--repeats`); `extra(batch, runs)` adds to each
+    row. Returns the rows and the generated tokens."""
+    run(prompts(2, 8, vocab, seed=-2))  # warm-up
     rows, tokens = [], {}
-    bandwidth = copy_bandwidth(args.device) if args.implementation == "engine" else None
     for batch_size in args.batches:
         batch = prompts(batch_size, args.prompt_len, vocab, seed=batch_size)
         runs = [run(batch) for _ in range(args.repeats)]
         measurement, generated = min(runs, key=lambda r: r[0].seconds)
         row = asdict(measurement) | {"tokens_per_second": measurement.tokens_per_second}
-        if args.implementation == "engine":
-            identical, checked = batch_invariance(model, config, batch, args.new_tokens)
-            row["batch_invariant"] = f"{identical}/{checked}"
-            step = min(r[0].step_seconds or 0.0 for r in runs)
-            row["step_seconds"] = step
-            if bandwidth is not None:
-                context = args.prompt_len + args.new_tokens // 2
-                row["bandwidth_fraction"] = (
-                    decode_bytes(model, batch_size, context) / step / bandwidth
-                )
-        rows.append(row)
+        rows.append(row | extra(batch, [m for m, _ in runs]))
         tokens[str(batch_size)] = generated
-    if args.implementation == "engine":
-        report["copy_bandwidth"] = bandwidth
-        if args.mask_check:
-            probe = prompts(1, args.prompt_len, vocab, seed=-3)[0]
-            report |= mask_cost(model, config, probe, args.new_tokens)
-    return report | {"measurements": rows, "tokens": tokens}
+    return {"measurements": rows, "tokens": tokens}
+
+
+def measure_peer(
+    args: argparse.Namespace, model: DeepseekModel, config: EngineConfig
+) -> dict[str, Any]:
+    """transformers' `generate` on the same weights, after checking its logits against ours."""
+    from bench.hf_peer import hf_logits, hf_model
+
+    vocab = model.config.vocab_size
+    peer = hf_model(model)
+    probe = prompts(1, args.prompt_len, vocab, seed=-1)[0]
+    ours = EngineCore(config, model).next_token_logits(probe)
+    theirs = hf_logits(peer, probe)
+    report = {"logits_max_abs_diff": float((ours - theirs).abs().max().cpu())}
+    del model, ours  # the peer runs alone on the device
+
+    def run(batch: list[list[int]]) -> tuple[Measurement, list[list[int]]]:
+        return run_peer(peer, batch, args.new_tokens, args.device)
+
+    return report | timed_batches(args, vocab, run, lambda batch, runs: {})
+
+
+def measure_engine(
+    args: argparse.Namespace, model: DeepseekModel, config: EngineConfig
+) -> dict[str, Any]:
+    """The engine: tokens/s, decode step, bandwidth fraction and batch invariance per batch size,
+    and the cost of constrained decoding with `--mask-check`."""
+    vocab = model.config.vocab_size
+    bandwidth = copy_bandwidth(args.device)
+
+    def run(batch: list[list[int]]) -> tuple[Measurement, list[list[int]]]:
+        return run_engine(model, config, batch, args.new_tokens)
+
+    def extra(batch: list[list[int]], runs: list[Measurement]) -> dict[str, Any]:
+        identical, checked = batch_invariance(model, config, batch, args.new_tokens)
+        step = min(m.step_seconds or 0.0 for m in runs)
+        row: dict[str, Any] = {"batch_invariant": f"{identical}/{checked}", "step_seconds": step}
+        if bandwidth is not None:
+            context = args.prompt_len + args.new_tokens // 2
+            row["bandwidth_fraction"] = decode_bytes(model, len(batch), context) / step / bandwidth
+        return row
+
+    report: dict[str, Any] = {"copy_bandwidth": bandwidth}
+    report |= timed_batches(args, vocab, run, extra)
+    if args.mask_check:
+        probe = prompts(1, args.prompt_len, vocab, seed=-3)[0]
+        report |= mask_cost(model, config, probe, args.new_tokens)
+    return report
 
 
 def spawn(args: argparse.Namespace, implementation: str) -> dict[str, Any]:

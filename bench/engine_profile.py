@@ -23,7 +23,7 @@ from deepseek_recipe_engine.request import GenerationRequest
 
 def main() -> None:
     """Profile decode steps and print the summary."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--model", default="medium")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
@@ -51,7 +51,7 @@ def main() -> None:
         for _ in range(args.steps):
             core.step()
         wall = (time.perf_counter() - start) / args.steps
-    kernels = [e for e in trace.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    kernels = [e for e in trace.events() or [] if e.device_type.name == "CUDA"]
     gpu = sum(e.time_range.elapsed_us() for e in kernels) / 1e6 / args.steps  # per step
     print(
         f"model={args.model} dtype={args.dtype} batch={args.batch}: step {1000 * wall:.3f} ms "

@@ -49,7 +49,8 @@ def hf_model(model: DeepseekModel) -> DeepseekV3ForCausalLM:
     peer = DeepseekV3ForCausalLM(hf_config(model)).eval()
     peer.load_state_dict(model.state_dict(), strict=True)
     weight = next(model.parameters())
-    return peer.to(weight.device, weight.dtype)
+    # transformers wraps `to`; pyright misreads the wrapper's signature
+    return peer.to(weight.device, weight.dtype)  # pyright: ignore[reportArgumentType]
 
 
 @torch.no_grad()

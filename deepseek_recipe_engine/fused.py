@@ -10,6 +10,7 @@ other tokens of the step), and attention reads the paged cache through block tab
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -46,10 +47,11 @@ class FusedForward:
         self.block_size = block_size
         self.cos = model.rope.cos.contiguous()
         self.sin = model.rope.sin.contiguous()
-        self.input_weights = [_input_projection(layer) for layer in model.model.layers]
+        self.layers = [cast(DecoderLayer, layer) for layer in model.model.layers]
+        self.input_weights = [_input_projection(layer) for layer in self.layers]
         self.router_weights = [
             layer.mlp.gate.weight.float().t() if isinstance(layer.mlp, MoE) else None
-            for layer in model.model.layers
+            for layer in self.layers
         ]
 
     @torch.no_grad()
@@ -59,11 +61,12 @@ class FusedForward:
         body, eps = self.model.model, self.config.rms_norm_eps
         x = F.embedding(step.input_ids, body.embed_tokens.weight)
         delta = None
-        for index, layer in enumerate(body.layers):
+        for index, layer in enumerate(self.layers):
             hidden, x = rmsnorm(x, layer.input_layernorm.weight, eps, delta)
             delta = self._attention(index, layer, hidden, step, kv_cache[index])
             hidden, x = rmsnorm(x, layer.post_attention_layernorm.weight, eps, delta)
             delta = self._feed_forward(index, layer, hidden)
+        assert delta is not None, "a model has at least one layer"
         if step.last_rows is not None:
             x, delta = x[step.last_rows], delta[step.last_rows]
         hidden, _ = rmsnorm(x, body.norm.weight, eps, delta)

@@ -20,6 +20,7 @@ def serve_from_args(args: argparse.Namespace, options: ConversionOptions) -> int
     config = EngineConfig(
         model=args.model,
         device=args.device,
+        dtype=args.dtype,
         max_model_len=args.max_model_len,
         weights_path=args.weights,
     )

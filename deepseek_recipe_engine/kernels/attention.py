@@ -10,6 +10,9 @@ all of them (heads padded to 16, the smallest `dot` operand).
 """
 
 # ruff: noqa: ANN001, ANN202
+# Nor can pyright follow Triton's JIT (constexpr parameters, `static_range`, launch options).
+# pyright: reportArgumentType=false, reportCallIssue=false, reportOperatorIssue=false
+# pyright: reportAttributeAccessIssue=false, reportGeneralTypeIssues=false
 
 from __future__ import annotations
 

@@ -8,6 +8,9 @@ before the scale, the residual sum), so bf16 follows the same steps.
 """
 
 # ruff: noqa: ANN001, ANN202
+# Nor can pyright follow Triton's JIT (constexpr parameters, `static_range`, launch options).
+# pyright: reportArgumentType=false, reportCallIssue=false, reportOperatorIssue=false
+# pyright: reportAttributeAccessIssue=false, reportGeneralTypeIssues=false
 
 from __future__ import annotations
 

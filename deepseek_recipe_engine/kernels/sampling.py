@@ -7,6 +7,9 @@ bitmask (bit `i % 32` of word `i // 32` allows token `i`), applied while reading
 """
 
 # ruff: noqa: ANN001, ANN202
+# Nor can pyright follow Triton's JIT (constexpr parameters, `static_range`, launch options).
+# pyright: reportArgumentType=false, reportCallIssue=false, reportOperatorIssue=false
+# pyright: reportAttributeAccessIssue=false, reportGeneralTypeIssues=false
 
 from __future__ import annotations
 

@@ -12,10 +12,12 @@ pytest.importorskip("transformers")
 from bench.hf_peer import hf_logits, hf_model
 from tests.engine.conftest import TEST_DTYPE
 
-# Largest |logit difference| allowed per dtype. bf16 rounds every activation to 8 mantissa bits,
-# in a different order than transformers (absorbed attention, fused kernels), so its bound is
-# looser; both bounds were set from runs of the `medium` model on an H200 (docs/engine.md).
-LOGIT_BOUND = {"float32": 1e-4, "bfloat16": 0.5}
+# Largest |logit difference| allowed per dtype (docs/engine.md, "Parity"). On an H200 with the
+# `medium` model the engine differed from transformers by at most 1.1e-5 in fp32 and 0.95 in bf16
+# (logits of std ~1). bf16 rounds every activation to 8 mantissa bits, in another order than
+# transformers (absorbed attention, fused kernels): transformers' own bf16 logits differ from its
+# fp32 ones by up to 2.7 on the same prompts, so the bf16 bound only catches real faults.
+LOGIT_BOUND = {"float32": 1e-4, "bfloat16": 1.5}
 
 
 @pytest.fixture(scope="module")
