@@ -112,5 +112,6 @@ class EngineConfig:
     max_num_batched_tokens: int = 4096  # most tokens computed in one step
     max_model_len: int = 2048  # prompt plus completion, per sequence
     device: str = "cpu"
+    dtype: str = "float32"  # or "bfloat16" (GPU path only)
     weights_seed: int = 0  # seed of the deterministic weight initialisation
     weights_path: str | None = None  # a safetensors file to load instead

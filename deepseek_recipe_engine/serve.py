@@ -22,6 +22,7 @@ def engine_config(args: argparse.Namespace) -> EngineConfig:
     return EngineConfig(
         model=args.model,
         device=args.device,
+        dtype=args.dtype,
         max_model_len=args.max_model_len,
         num_blocks=max(EngineConfig.num_blocks, needed_blocks),
         weights_path=args.weights,

@@ -32,6 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weights", default=None, help="safetensors weights for the model")
     parser.add_argument("--device", default="cpu", help="torch device (default cpu)")
     parser.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "bfloat16"],
+        help="compute dtype; bfloat16 needs a CUDA device (default float32)",
+    )
+    parser.add_argument(
         "--max-model-len",
         type=int,
         default=2048,
