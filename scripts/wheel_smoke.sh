@@ -5,7 +5,10 @@
 # README's main job); installs the sdist into a second fresh venv (a build from source with Rust
 # and pip only) and checks that the core runs there without any extra.
 # Environment: PYTHON (python3), MATURIN (.venv/bin/maturin), RECIPE_VECTORS, CARGO_TARGET_DIR
-# (shared with the other builds, so the wheel reuses them and the sdist rebuilds only our crates).
+# (shared with `make install`'s build, which the wheel reuses; cargo reuses it for the sdist too,
+# whose files are older than the artifacts: that step proves the sdist is complete and builds
+# through pip and its maturin backend, not how long a cold build takes). The torch download of
+# the fresh venv comes from pip's cache after `make install`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
