@@ -465,7 +465,13 @@ def test_markup_cannot_hide_in_reasoning_or_free_text():
         assert thinking.deep_copy().try_consume_tokens(ids) < len(ids)
     auto = matcher_for(chat(tools=TOOLS))
     ids = tokenizer().encode("text <｜DSML｜foo>", allow_special=True)
-    assert auto.try_consume_tokens(ids) < len(ids)
+    assert auto.deep_copy().try_consume_tokens(ids) < len(ids)
+    for lone in ("text｜DSML｜more", "a <b ｜DSML｜ c"):  # the marker token outside a block
+        for special in (True, False):
+            ids = tokenizer().encode(lone, allow_special=special)
+            assert auto.deep_copy().try_consume_tokens(ids) < len(ids), (lone, special)
+            assert thinking.deep_copy().try_consume_tokens(ids) < len(ids), (lone, special)
+    assert accepts(auto, "text with | pipes and DSML words")
 
 
 def regex_processor(pattern: str, prompt: list[int]) -> GrammarLogitsProcessor:
