@@ -202,7 +202,6 @@ def expected_answer(
     output: Output,
     stream: bool,
     prompt_usage: tuple[int, int],
-    echo: bool = True,
 ) -> Expected:
     """The recipe's answer to `output`: the same ids, timestamps, fingerprint and prompt usage.
 
@@ -216,7 +215,6 @@ def expected_answer(
         response_id=output.response_id,
         created=output.created,
         signature=signature,
-        echo=echo,
     )
     prompt, hit = prompt_usage
     ready = {

@@ -55,19 +55,14 @@ def answer(step: StepView) -> list[Violation]:
     got = _host_answer(step)
     usage = out.usage
     prompt_usage = (usage.prompt or 0, usage.cache_hit or 0) if usage else (0, 0)
-    echoes = (True, False) if step.protocol == "responses" else (True,)
-    first: tuple[str, Any, Any] | None = None
-    for echo in echoes:  # Responses hosts may report the request's settings or the defaults
-        try:
-            expected = expected_answer(converted, out, step.exchange.stream, prompt_usage, echo)
-        except NotRecipeOutput as exc:
-            return [Violation("output the recipe can produce", str(exc))]
-        except NotReplayable as exc:
-            raise NotApplicable(f"not re-derivable: {exc}") from exc
-        found = _difference(step, expected, got)
-        if found is None:
-            return []
-        first = first or found
-    assert first is not None
-    path, want, have = first
+    try:
+        expected = expected_answer(converted, out, step.exchange.stream, prompt_usage)
+    except NotRecipeOutput as exc:
+        return [Violation("output the recipe can produce", str(exc))]
+    except NotReplayable as exc:
+        raise NotApplicable(f"not re-derivable: {exc}") from exc
+    found = _difference(step, expected, got)
+    if found is None:
+        return []
+    path, want, have = found
     return [Violation(f"{path} = {short(want, 120)} (the recipe's answer)", short(have, 160))]

@@ -84,9 +84,7 @@ def _replayed(record: dict[str, Any], stream: bool) -> tuple[Any, Any] | None:
     usage = output.usage
     prompt = (usage.prompt or 0, usage.cache_hit or 0) if usage else (0, 0)
     try:
-        expected = replay.expected_answer(
-            converted, output, stream, prompt, echo=generator.get("echo", True)
-        )
+        expected = replay.expected_answer(converted, output, stream, prompt)
     except replay.NotRecipeOutput:
         raise
     except replay.NotReplayable:
