@@ -225,5 +225,6 @@ def uvicorn_config(app: Any, limits: ConnectionLimits, **options: Any) -> uvicor
         http=guarded_protocol(limits),
         timeout_keep_alive=limits.idle_timeout_s,  # type: ignore[arg-type]
         backlog=limits.accept_backlog,
+        ws="none",  # no WebSocket routes: an upgrade request is plain HTTP here
         **options,
     )

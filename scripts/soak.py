@@ -5,8 +5,8 @@ clients run; then, for `--duration` seconds, the hostile ones join them:
 
 * innocent streams: `--streams` (200) clients that each stream chat completions back to back;
   every gap between two chunks of a stream (after its first chunk) is recorded;
-* normal requests: one client sending a short chat request and a model-list request every half
-  second (the chat request waits behind the streams' sequences; the model list needs no engine);
+* normal requests: a client sending a short chat request every half second (it waits behind the
+  streams' sequences) and one asking for the model list every half second (no engine involved);
 * slow clients: `--slow` clients that send request headers a line every few seconds and, once
   the server drops them, come back a few seconds later;
 * large prompts: `--large` clients posting 8 MiB one-character messages back to back;
@@ -113,13 +113,19 @@ async def innocent_stream(client: httpx.AsyncClient, tally: Tally, stop: asyncio
 
 
 async def normal_requests(client: httpx.AsyncClient, tally: Tally, stop: asyncio.Event) -> None:
-    """A short chat request (it queues behind the streams' sequences), then the model list (it
-    needs no engine: how quickly the server itself answers), every half second."""
+    """A short chat request every half second (it waits behind the streams' sequences)."""
     while not stop.is_set():
         start = time.perf_counter()
         response = await client.post(CHAT, json=chat_body(4, False, "Hi"))
         tally.normal_latencies.append(time.perf_counter() - start)
         tally.answer("normal", response, response.content)
+        await asyncio.sleep(0.5)
+
+
+async def model_lists(client: httpx.AsyncClient, tally: Tally, stop: asyncio.Event) -> None:
+    """The model list every half second: it needs no engine, so it shows how quickly the server
+    itself answers."""
+    while not stop.is_set():
         start = time.perf_counter()
         response = await client.get("/v1/models")
         tally.models_latencies.append(time.perf_counter() - start)
@@ -227,13 +233,13 @@ def percentile(values: list[float], share: float) -> float:
 
 async def soak(args: argparse.Namespace, port: int, pid: int, log: Path) -> int:
     tally, stop = Tally(), asyncio.Event()
-    limits = httpx.Limits(max_connections=args.streams + args.large + 8)
+    limits = httpx.Limits(max_connections=args.streams + args.large + 4)
     async with httpx.AsyncClient(
         base_url=f"http://127.0.0.1:{port}", headers=HEADERS, limits=limits, timeout=600
     ) as client:
         start_state = server_state(pid, log)
         innocent = [innocent_stream(client, tally, stop) for _ in range(args.streams)]
-        innocent.append(normal_requests(client, tally, stop))
+        innocent += [normal_requests(client, tally, stop), model_lists(client, tally, stop)]
         tasks = [asyncio.create_task(coroutine) for coroutine in innocent]
         await progress(tally, pid, log, args.baseline, "baseline")
         tally.attack_started = time.perf_counter()
@@ -326,7 +332,7 @@ def free_port() -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
         "--baseline", type=float, default=30, help="seconds of innocent clients alone (30)"
     )

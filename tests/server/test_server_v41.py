@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from deepseek_recipe import Tokenizer, count_prompt_tokens
+from deepseek_recipe.requests import Protocol
 from tests.image_generators import generate
 from tests.server.conftest import SERVER_OPTIONS
 from tests.server.live import LiveServer
@@ -30,7 +31,7 @@ PNG = generate(
 IMAGE_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()
 
 
-def billed(body: dict[str, Any], protocol: str = "chat_completions") -> int:
+def billed(body: dict[str, Any], protocol: Protocol = "chat_completions") -> int:
     """The official prompt count of a V4.1 request."""
     return count_prompt_tokens(
         body, protocol=protocol, options=SERVER_OPTIONS, tokenizer=Tokenizer.deepseek_v41()

@@ -153,7 +153,8 @@ impl Tokenizer {
     pub fn deepseek_v41() -> &'static Tokenizer {
         static DEEPSEEK_V41: OnceLock<Tokenizer> = OnceLock::new();
         DEEPSEEK_V41.get_or_init(|| {
-            Self::from_json(Self::deepseek_v41_json()).expect("the V4.1 tokenizer.json is supported")
+            Self::from_json(Self::deepseek_v41_json())
+                .expect("the V4.1 tokenizer.json is supported")
         })
     }
 
