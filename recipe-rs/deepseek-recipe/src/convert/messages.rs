@@ -19,7 +19,8 @@ use crate::conversation::{
 };
 use crate::error::ApiError;
 use crate::protocol::messages::{
-    ContentBlock, ImageSourceParam, MessagesContent, MessagesMessage, MessagesRequest,
+    ContentBlock, MessagesContent, MessagesDocumentSource, MessagesImageSource, MessagesMessage,
+    MessagesRequest,
     MessagesToolChoice, SystemBlock, SystemParam, ToolReferenceParam, ToolResultBlock,
     ToolResultContent,
 };
@@ -119,8 +120,10 @@ impl MessagesRequest {
         )?;
 
         let choice = self.tool_choice.map(|choice| match choice {
-            MessagesToolChoice::Auto {} | MessagesToolChoice::Any {} => ToolChoiceParam::Auto,
-            MessagesToolChoice::Tool { name } => ToolChoiceParam::Named(name),
+            MessagesToolChoice::Auto { .. } | MessagesToolChoice::Any { .. } => {
+                ToolChoiceParam::Auto
+            }
+            MessagesToolChoice::Tool { name, .. } => ToolChoiceParam::Named(name),
             MessagesToolChoice::None {} => ToolChoiceParam::None,
         });
         let choice_is_none = choice == Some(ToolChoiceParam::None);
@@ -195,9 +198,9 @@ impl MessageConverter<'_> {
         out: &mut Vec<Converted>,
     ) -> Result<(), ApiError> {
         let (role, content) = match message {
-            MessagesMessage::User { content } => (Role::User, content),
-            MessagesMessage::Assistant { content } => (Role::Assistant, content),
-            MessagesMessage::System { content } => (Role::System, content),
+            MessagesMessage::User(content) => (Role::User, content),
+            MessagesMessage::Assistant(content) => (Role::Assistant, content),
+            MessagesMessage::System(content) => (Role::System, content),
         };
         let blocks = match content {
             MessagesContent::Text(text) => vec![ContentBlock::Text { text }],
@@ -297,17 +300,18 @@ impl MessageConverter<'_> {
                     )?
                 }
                 ContentBlock::Document { source } => {
-                    text_message(Role::User, document_note(source.as_ref()))
+                    text_message(Role::User, document_note(&source))
                 }
                 ContentBlock::ToolResult {
                     tool_use_id,
                     content,
+                    ..
                 } => {
                     let mut message = self.tool_result(index, block_index, content)?;
                     message.tool_call_id = Some(tool_use_id);
                     message
                 }
-                ContentBlock::ServerToolUse {} | ContentBlock::WebSearchToolResult {} => {
+                ContentBlock::ServerToolUse { .. } | ContentBlock::WebSearchToolResult { .. } => {
                     self.server_block()?;
                     continue;
                 }
@@ -332,7 +336,7 @@ impl MessageConverter<'_> {
         for (block_index, block) in blocks.into_iter().enumerate() {
             match block {
                 ContentBlock::Text { text } => texts.push(text),
-                ContentBlock::Thinking { thinking } => thoughts.push(thinking),
+                ContentBlock::Thinking { thinking, .. } => thoughts.push(thinking),
                 ContentBlock::ToolUse { id, name, input } => {
                     let arguments = to_spaced_json(&input);
                     calls.push(ToolCall {
@@ -348,8 +352,8 @@ impl MessageConverter<'_> {
                         "Image in assistant message is unsupported",
                     ));
                 }
-                ContentBlock::Document { source } => texts.push(document_note(source.as_ref())),
-                ContentBlock::ServerToolUse {} | ContentBlock::WebSearchToolResult {} => {
+                ContentBlock::Document { source } => texts.push(document_note(&source)),
+                ContentBlock::ServerToolUse { .. } | ContentBlock::WebSearchToolResult { .. } => {
                     self.server_block()?
                 }
                 ContentBlock::ToolResult { .. } | ContentBlock::ToolAddition { .. } => {}
@@ -391,6 +395,9 @@ impl MessageConverter<'_> {
                 for (part_index, block) in blocks.into_iter().enumerate() {
                     match block {
                         ToolResultBlock::Text { text } => builder.push_text(&text),
+                        ToolResultBlock::Document { source } => {
+                            builder.push_text(&document_note(&source))
+                        }
                         ToolResultBlock::ToolReference { tool_name } => {
                             if !self.tool_names.contains(&tool_name) {
                                 return Err(ApiError::invalid_request(format!(
@@ -428,7 +435,7 @@ impl MessageConverter<'_> {
     fn image_message(
         &self,
         role: Role,
-        source: ImageSourceParam,
+        source: MessagesImageSource,
         path: String,
         error_path: &str,
     ) -> Result<Message, ApiError> {
@@ -466,26 +473,17 @@ fn join_after_text(texts: &[String]) -> String {
 }
 
 /// The note shown for a document block.
-fn document_note(source: Option<&serde_json::Value>) -> String {
-    let kind = source
-        .and_then(|source| source.get("type"))
-        .and_then(|kind| kind.as_str());
-    let media_type = match kind {
-        Some("text" | "base64") => source
-            .and_then(|source| source.get("media_type"))
-            .and_then(|media| media.as_str())
-            .unwrap_or("unknown"),
-        _ => "unknown",
-    };
+fn document_note(source: &MessagesDocumentSource) -> String {
+    let media_type = source.media_type.as_deref().unwrap_or("unknown");
     format!("[Unsupported document type: {media_type}]")
 }
 
 /// Checks an image block's source and returns it as a conversation source (`path` is where
 /// errors point; callers may set another `path` on the result).
-fn image_source(source: &ImageSourceParam, path: &str) -> Result<ImageSource, ApiError> {
+fn image_source(source: &MessagesImageSource, path: &str) -> Result<ImageSource, ApiError> {
     let error = |detail: String| ApiError::invalid_request(format!("{path}: {detail}"));
     let (kind, location) = match source {
-        ImageSourceParam::Base64 { media_type, data } => {
+        MessagesImageSource::Base64 { media_type, data } => {
             if !is_padded_base64(data) {
                 return Err(error("base64 decode error".to_owned()));
             }
@@ -495,7 +493,7 @@ fn image_source(source: &ImageSourceParam, path: &str) -> Result<ImageSource, Ap
                 format!("data:{};base64,{data}", media_type.mime()),
             )
         }
-        ImageSourceParam::Url { url } => {
+        MessagesImageSource::Url { url } => {
             let is_http = url
                 .get(..4)
                 .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http"));
@@ -510,7 +508,7 @@ fn image_source(source: &ImageSourceParam, path: &str) -> Result<ImageSource, Ap
             }
             (ImageSourceKind::Url, url.clone())
         }
-        ImageSourceParam::File {} => {
+        MessagesImageSource::File { .. } => {
             return Err(error(
                 "file_id is not supported. Pass the image as a base64 data url instead.".to_owned(),
             ));
@@ -558,15 +556,9 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
     let mut pending: Vec<&str> = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         let blocks: &[ContentBlock] = match message {
-            MessagesMessage::User {
-                content: MessagesContent::Blocks(blocks),
-            }
-            | MessagesMessage::Assistant {
-                content: MessagesContent::Blocks(blocks),
-            }
-            | MessagesMessage::System {
-                content: MessagesContent::Blocks(blocks),
-            } => blocks,
+            MessagesMessage::User(MessagesContent::Blocks(blocks))
+            | MessagesMessage::Assistant(MessagesContent::Blocks(blocks))
+            | MessagesMessage::System(MessagesContent::Blocks(blocks)) => blocks,
             _ => &[],
         };
         let leading_results: Vec<&str> = blocks
@@ -608,7 +600,7 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
                 seen.push(id);
             }
         }
-        if matches!(message, MessagesMessage::Assistant { .. }) {
+        if matches!(message, MessagesMessage::Assistant(_)) {
             pending = seen;
         }
     }
