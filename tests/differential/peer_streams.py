@@ -246,7 +246,7 @@ def main() -> int:
         case = json.loads(line)
         try:
             case["expect"] = run(case, tokenizer)
-        except Exception as err:
+        except Exception as err:  # one bad case must not end the batch
             detail = traceback.format_exception_only(type(err), err)[-1].strip()
             case["expect"] = {"peer_error": {"exception": type(err).__name__, "message": detail}}
         sys.stdout.write(json.dumps(case, **COMPACT) + "\n")

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 from deepseek_recipe import RecipeError
 from tests.differential.streams_gen import Case, generate
@@ -35,7 +35,9 @@ from deepseek_recipe.vectors import stream_processor as _processor
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PEER_PYTHON = REPO_ROOT / "bench" / ".peer-venv" / "bin" / "python"
 PEER_SCRIPT = Path(__file__).resolve().parent / "peer_streams.py"
-TOKENIZER_JSON = REPO_ROOT / "recipe-rs" / "deepseek-recipe" / "data" / "deepseek-v4" / "tokenizer.json"
+TOKENIZER_JSON = (
+    REPO_ROOT / "recipe-rs" / "deepseek-recipe" / "data" / "deepseek-v4" / "tokenizer.json"
+)
 COMPACT: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":")}
 
 
@@ -143,7 +145,7 @@ def check(record: dict[str, Any]) -> list[str]:
         return [f"reference failed on the case: {expect['peer_error']}"]
     try:
         ours = our_expect(record)
-    except Exception as err:  # noqa: BLE001 - any failure of ours is a difference
+    except Exception as err:  # any failure of ours is a difference
         return [f"this library raised {type(err).__name__}: {_clip(str(err))}"]
     mismatches = []
     if _text(ours["chunks"]) != _text(expect["chunks"]):
@@ -178,12 +180,12 @@ class Peer:
         )
 
     @property
-    def stdin(self) -> TextIO:
+    def stdin(self) -> IO[str]:
         assert self.process.stdin is not None
         return self.process.stdin
 
     @property
-    def stdout(self) -> TextIO:
+    def stdout(self) -> IO[str]:
         assert self.process.stdout is not None
         return self.process.stdout
 
@@ -194,30 +196,32 @@ class Peer:
         return json.loads(self.stdout.readline())
 
     def run_many(self, cases: Iterable[Case]) -> Iterator[dict[str, Any]]:
-        """Cases streamed through the process (written from a thread, read here, in order)."""
-        sent: list[int] = [0]
-        done = threading.Event()
+        """Cases streamed through the process (written from a thread, read here, in order). The
+        process ends with the input: it cannot be used afterwards."""
+        failures: list[BaseException] = []
 
         def feed() -> None:
-            for case in cases:
-                self.stdin.write(json.dumps(case, **COMPACT) + "\n")
-                sent[0] += 1
-            self.stdin.flush()
-            done.set()
+            try:
+                for case in cases:
+                    self.stdin.write(json.dumps(case, **COMPACT) + "\n")
+            except BaseException as err:  # reported by the reading side
+                failures.append(err)
+            finally:
+                self.stdin.close()
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
-        received = 0
-        while not (done.is_set() and received == sent[0]):
-            line = self.stdout.readline()
-            if not line:
-                raise RuntimeError("the reference process ended early")
-            received += 1
+        for line in self.stdout:
             yield json.loads(line)
         writer.join()
+        if failures:
+            raise RuntimeError("generating the cases failed") from failures[0]
+        if self.process.wait(timeout=60) != 0:
+            raise RuntimeError(f"the reference process failed ({self.process.returncode})")
 
     def close(self) -> None:
-        self.stdin.close()
+        if not self.stdin.closed:
+            self.stdin.close()
         self.process.wait(timeout=60)
 
 
@@ -247,12 +251,16 @@ def _candidates(case: Case) -> Iterator[Case]:
                 smaller = dict(chunk)
                 smaller[key] = value[:start] + value[start + size :]
                 if key == "token_ids" and chunk.get("logprobs") is not None:
-                    smaller["logprobs"] = chunk["logprobs"][:start] + chunk["logprobs"][start + size :]
+                    smaller["logprobs"] = (
+                        chunk["logprobs"][:start] + chunk["logprobs"][start + size :]
+                    )
                 yield {**case, "inputs": [*inputs[:index], smaller, *inputs[index + 1 :]]}
             size //= 2
         if chunk["kind"] == "tokens" and chunk.get("logprobs") is not None:
-            yield {**case, "inputs": [*inputs[:index], {**chunk, "logprobs": None},
-                                      *inputs[index + 1 :]]}
+            yield {
+                **case,
+                "inputs": [*inputs[:index], {**chunk, "logprobs": None}, *inputs[index + 1 :]],
+            }
     for key in list(case["request"]):
         if key not in ("model", "messages", "input", "max_tokens"):
             request = {k: v for k, v in case["request"].items() if k != key}
@@ -339,13 +347,20 @@ def report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description="Generated stream cases through the published reference and this library."
+    )
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     parser.add_argument("--count", type=int, default=1000, help="number of streams")
-    parser.add_argument("--out", type=Path, default=Path("reports/differential/streams"),
-                        help="where differences are written")
-    parser.add_argument("--minimize", type=int, default=20,
-                        help="minimise the first N differences (default 20)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports/differential/streams"),
+        help="where differences are written",
+    )
+    parser.add_argument(
+        "--minimize", type=int, default=20, help="minimise the first N differences (default 20)"
+    )
     args = parser.parse_args(argv)
     differences = run(args.seed, args.count, args.out, args.minimize)
     return 1 if differences else 0

@@ -19,6 +19,7 @@ invalid ids) carry them.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -119,36 +120,179 @@ CUSTOM_TOOL = {"type": "custom", "name": "apply_patch", "description": "Apply a 
 # --- text atoms -------------------------------------------------------------------------------
 
 WORDS = (
-    "the", "quick", "brown", "fox", "hello", "world", "yes", "no", "ok", "a", "is", "and",
-    "of", "to", "data", "value", "Paris", "42", "-42", "1.5", "x=1", "JSON", "café", "naïve",
-    "über", "é", "Ωmega", "λ", "数据", "模型", "テスト", "𝔘nicode", "😀", "🚀", "👩‍💻", "ü😀",
-    "e\u0301", "שלום", "مرحبا", "ключ", "&amp;", "&quot;", "<tag>", "</p>", "a<b", "{", "}",
-    "[", "]", "|", "｜", "*", "# Title", "* item", "\"quoted\"", "back\\slash", "tab\tsep",
-    "\r\n", "\u2028", "\x00", "\x01", "\x1f", "\x7f", "\ufeff", "`", "``", "```",
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "hello",
+    "world",
+    "yes",
+    "no",
+    "ok",
+    "a",
+    "is",
+    "and",
+    "of",
+    "to",
+    "data",
+    "value",
+    "Paris",
+    "42",
+    "-42",
+    "1.5",
+    "x=1",
+    "JSON",
+    "café",
+    "naïve",
+    "über",
+    "é",
+    "Ωmega",
+    "λ",
+    "数据",
+    "模型",
+    "テスト",
+    "\U0001d518nicode",  # a letter outside the BMP (MATHEMATICAL FRAKTUR CAPITAL U)
+    "😀",
+    "🚀",
+    "👩‍💻",
+    "ü😀",
+    "e\u0301",
+    "שלום",
+    "مرحبا",
+    "ключ",
+    "&amp;",
+    "&quot;",
+    "<tag>",
+    "</p>",
+    "a<b",
+    "{",
+    "}",
+    "[",
+    "]",
+    "|",
+    "｜",
+    "*",
+    "# Title",
+    "* item",
+    '"quoted"',
+    "back\\slash",
+    "tab\tsep",
+    "\r\n",
+    "\u2028",
+    "\x00",
+    "\x01",
+    "\x1f",
+    "\x7f",
+    "\ufeff",
+    "`",
+    "``",
+    "```",
 )
 MARKUP_NOISE = (
-    "<think>", THINK_END, "</thi", "</", "<", "<｜", "<｜DSML", "｜DSML｜", "</｜DSML｜",
-    "<|DSML|tool_calls>", "<|DSML|invoke name=\"x\">", EOS, BOS, "<｜User｜>", "<｜Assistant｜>",
-    "```json\n", "```\n", "\n```", "```JSON\n", "``` json\n", "```js\n", "true\">", "false\">",
+    "<think>",
+    THINK_END,
+    "</thi",
+    "</",
+    "<",
+    "<｜",
+    "<｜DSML",
+    "｜DSML｜",
+    "</｜DSML｜",
+    "<|DSML|tool_calls>",
+    '<|DSML|invoke name="x">',
+    EOS,
+    BOS,
+    "<｜User｜>",
+    "<｜Assistant｜>",
+    "```json\n",
+    "```\n",
+    "\n```",
+    "```JSON\n",
+    "``` json\n",
+    "```js\n",
+    'true">',
+    'false">',
 )
 VALUE_ATOMS = (
-    "Paris", "a\"b", "x\\y", "line\nbreak", "tab\there", "</x>", "<", "<｜DSML｜b", THINK_END,
-    "&quot;", "ü😀", "  padded  ", "\n", "", "/path/ü.txt", "\x02", "{\"a\": 1}", "</｜DSML",
+    "Paris",
+    'a"b',
+    "x\\y",
+    "line\nbreak",
+    "tab\there",
+    "</x>",
+    "<",
+    "<｜DSML｜b",
+    THINK_END,
+    "&quot;",
+    "ü😀",
+    "  padded  ",
+    "\n",
+    "",
+    "/path/ü.txt",
+    "\x02",
+    '{"a": 1}',
+    "</｜DSML",
 )
 RAW_VALUES = (
-    "1", "0", "-0", "1.50", "1e5", "-2", "12345", "true", "false", "null", "[]", "{}",
-    "[1, 2]", "{\"a\": [null, true]}", "{a: 1}", "hello world", "", "{\n  \"k\": \"v\"\n}",
-    "\"s\"", "3.5", "[[0, \"s\"], {\"ключ\": false}]",
+    "1",
+    "0",
+    "-0",
+    "1.50",
+    "1e5",
+    "-2",
+    "12345",
+    "true",
+    "false",
+    "null",
+    "[]",
+    "{}",
+    "[1, 2]",
+    '{"a": [null, true]}',
+    "{a: 1}",
+    "hello world",
+    "",
+    '{\n  "k": "v"\n}',
+    '"s"',
+    "3.5",
+    '[[0, "s"], {"ключ": false}]',
 )
 STOP_POOL = (
-    "END", "##", "\n\n", "\n", "Observation:", "停", "a<b", "<", "```", "</answer>", THINK_END,
-    "}", "\"", "x", "o", "😀", "é", " ", "STOP", "<｜DSML｜", "DSML",
+    "END",
+    "##",
+    "\n\n",
+    "\n",
+    "Observation:",
+    "停",
+    "a<b",
+    "<",
+    "```",
+    "</answer>",
+    THINK_END,
+    "}",
+    '"',
+    "x",
+    "o",
+    "😀",
+    "é",
+    " ",
+    "STOP",
+    "<｜DSML｜",
+    "DSML",
 )
 FINGERPRINTS = (None, "fp_0000", "fp_8a3c2d", "fp_ds_v4_20260101")
 PROMPT_USAGES = ((0, 0), (5, 0), (17, 17), (128, 64), (1000, 960), (4096, 4096), (70000, 0), (5, 9))
 NICE_LOGPROBS = (-0.0, -0.0625, -0.125, -0.25, -0.5, -0.75, -1.0, -1.5, -2.25, -3.0, -4.5, -7.75)
-ODD_LOGPROBS = (-1e-05, -0.1, -3.3333333333333335, -123456.789, -1e-300, -9999999999999998.0, 0.0,
-                -1e39, 1.5)
+ODD_LOGPROBS = (
+    -1e-05,
+    -0.1,
+    -3.3333333333333335,
+    -123456.789,
+    -1e-300,
+    -9999999999999998.0,
+    0.0,
+    -1e39,
+    1.5,
+)
 
 
 def words(rng: random.Random, low: int = 1, high: int = 6) -> str:
@@ -187,7 +331,8 @@ def newlines(rng: random.Random, most: int = 3) -> str:
 
 @dataclass
 class Dsml:
-    """The spelling of one tool-call block: V4 (`tool_calls`, `invoke`) or V4.1 (` calls`, ` invoke`)."""
+    """The spelling of one tool-call block: V4 (`tool_calls`, `invoke`), V4.1 (` calls`,
+    ` invoke`), or both mixed."""
 
     v41: bool
     mix: bool
@@ -203,18 +348,19 @@ def json_value(rng: random.Random, depth: int = 0) -> Any:
     """A random JSON value (objects and arrays up to depth 2)."""
     roll = rng.random()
     if depth < 2 and roll < 0.2:
-        return {rng.choice(("a", "b", "ключ", "名前", "deep")) + str(i): json_value(rng, depth + 1)
-                for i in range(rng.randint(0, 3))}
+        return {
+            rng.choice(("a", "b", "ключ", "名前", "deep")) + str(i): json_value(rng, depth + 1)
+            for i in range(rng.randint(0, 3))
+        }
     if depth < 2 and roll < 0.35:
         return [json_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
-    return rng.choice((0, 1, -7, 3.5, 1000000, True, False, None, "s", "a\"b", "x\\y", "ü😀",
-                       "line\nbreak", ""))
+    return rng.choice(
+        (0, 1, -7, 3.5, 1000000, True, False, None, "s", 'a"b', "x\\y", "ü😀", "line\nbreak", "")
+    )
 
 
 def raw_value(rng: random.Random) -> str:
     """A non-string parameter value as the model would write it (valid JSON or not)."""
-    import json
-
     if rng.random() < 0.5:
         return rng.choice(RAW_VALUES)
     indent = rng.choice((None, None, 1, 2))
@@ -223,15 +369,33 @@ def raw_value(rng: random.Random) -> str:
 
 def string_value(rng: random.Random) -> str:
     """A string parameter value: words, escapes, markup lookalikes, newlines."""
-    parts = [rng.choice(VALUE_ATOMS) if rng.random() < 0.3 else words(rng, 0, 4)
-             for _ in range(rng.randint(0, 3))]
+    parts = [
+        rng.choice(VALUE_ATOMS) if rng.random() < 0.3 else words(rng, 0, 4)
+        for _ in range(rng.randint(0, 3))
+    ]
     return "".join(parts)
 
 
 def parameter(rng: random.Random, dsml: Dsml, malformed: bool) -> str:
     """One `<｜DSML｜parameter …>value</｜DSML｜parameter>` element, maybe malformed."""
-    name = rng.choice(("city", "days", "q", "opts", "limit", "cmd", "args", "env", "dry", "note",
-                       "path", "input", "键", ""))
+    name = rng.choice(
+        (
+            "city",
+            "days",
+            "q",
+            "opts",
+            "limit",
+            "cmd",
+            "args",
+            "env",
+            "dry",
+            "note",
+            "path",
+            "input",
+            "键",
+            "",
+        )
+    )
     string = rng.random() < 0.55
     value = string_value(rng) if string else raw_value(rng)
     key = f'"{name}"'
@@ -243,19 +407,35 @@ def parameter(rng: random.Random, dsml: Dsml, malformed: bool) -> str:
         if kind == 0:
             key = rng.choice((f"'{name}'", name, f'"{name}"x', '"a b"', '"a\\"b"'))
         elif kind == 1:
-            attr = rng.choice((' string="yes">', ' string="TRUE">', " string=true>",
-                               ' string="true" >', ' string="false"x>', ' string="true" x="1">',
-                               ">", ' junk true">', ' s="false">'))
+            attr = rng.choice(
+                (
+                    ' string="yes">',
+                    ' string="TRUE">',
+                    " string=true>",
+                    ' string="true" >',
+                    ' string="false"x>',
+                    ' string="true" x="1">',
+                    ">",
+                    ' junk true">',
+                    ' s="false">',
+                )
+            )
         elif kind == 2:
             key = f'"{name}"\t'
             attr = 'string="true">'
         elif kind == 3:
             close = rng.choice(("", "</" + DSML + "par", "</｜DSML", "</parameter>"))
         elif kind == 4:
-            open_tag = rng.choice(("<" + DSML + "parameter  name=", "<" + DSML + "PARAMETER name=",
-                                   "<" + DSML + "\nparameter name=", "< " + DSML + "parameter name="))
+            open_tag = rng.choice(
+                (
+                    "<" + DSML + "parameter  name=",
+                    "<" + DSML + "PARAMETER name=",
+                    "<" + DSML + "\nparameter name=",
+                    "< " + DSML + "parameter name=",
+                )
+            )
         elif kind == 5:
-            value = rng.choice(("</｜DSML｜", "<｜DSML｜parameter name=\"z\" string=\"true\">", "\n"))
+            value = rng.choice(("</｜DSML｜", '<｜DSML｜parameter name="z" string="true">', "\n"))
         elif kind == 6:
             attr = f' string="{"true" if string else "false"}"'
         elif kind == 7:
@@ -268,18 +448,38 @@ def parameter(rng: random.Random, dsml: Dsml, malformed: bool) -> str:
 
 
 def invoke(rng: random.Random, dsml: Dsml, names: list[str], malformed: bool) -> str:
-    """One invoke element with 0–3 parameters, maybe malformed."""
-    name = rng.choice([*names, "unknown_tool", "", "fs__read", "apply_patch", "名前"]) if (
-        rng.random() < 0.2 or not names) else rng.choice(names)
+    """One invoke element with 0 to 3 parameters, maybe malformed."""
+    name = (
+        rng.choice([*names, "unknown_tool", "", "fs__read", "apply_patch", "名前"])
+        if (rng.random() < 0.2 or not names)
+        else rng.choice(names)
+    )
     sep = rng.choice(("\n", "\n", "", " ", "\n\n"))
-    params = [parameter(rng, dsml, malformed and rng.random() < 0.4)
-              for _ in range(rng.randint(0, 3))]
+    params = [
+        parameter(rng, dsml, malformed and rng.random() < 0.4) for _ in range(rng.randint(0, 3))
+    ]
     if name == "apply_patch" and rng.random() < 0.7:
-        body = rng.choice(("*** Begin Patch\n*** Add File: a.txt\n+hello \"x\" ü\n*** End Patch",
-                           "", "a\\nb", "line\n", string_value(rng)))
+        body = rng.choice(
+            (
+                '*** Begin Patch\n*** Add File: a.txt\n+hello "x" ü\n*** End Patch',
+                "",
+                "a\\nb",
+                "line\n",
+                string_value(rng),
+            )
+        )
         kind = rng.choice(("true", "true", "true", "false"))
-        params = ["<" + DSML + dsml.tag(rng, "parameter") + f' name="input" string="{kind}">'
-                  + body + "</" + DSML + dsml.tag(rng, "parameter") + ">"]
+        params = [
+            "<"
+            + DSML
+            + dsml.tag(rng, "parameter")
+            + f' name="input" string="{kind}">'
+            + body
+            + "</"
+            + DSML
+            + dsml.tag(rng, "parameter")
+            + ">"
+        ]
         if rng.random() < 0.2:
             params.append(parameter(rng, dsml, False))
     start = "<" + DSML + dsml.tag(rng, "invoke") + f' name="{name}">'
@@ -287,15 +487,33 @@ def invoke(rng: random.Random, dsml: Dsml, names: list[str], malformed: bool) ->
     if malformed:
         kind = rng.randrange(10)
         if kind == 0:
-            start = rng.choice(("<" + DSML + "INVOKE name=\"x\">", "<" + DSML + "invoke  name=\"x\">",
-                                "<" + DSML + "invoke\tname=\"x\">", "<" + DSML + "invoke name ='x'>",
-                                "<" + DSML + "invoke name='x'>", "< " + DSML + "invoke name=\"x\">",
-                                "<" + DSML + "\ninvoke name=\"x\">", "<" + DSML + "invoke name=\"a\" b\">"))
+            start = rng.choice(
+                (
+                    "<" + DSML + 'INVOKE name="x">',
+                    "<" + DSML + 'invoke  name="x">',
+                    "<" + DSML + 'invoke\tname="x">',
+                    "<" + DSML + "invoke name ='x'>",
+                    "<" + DSML + "invoke name='x'>",
+                    "< " + DSML + 'invoke name="x">',
+                    "<" + DSML + '\ninvoke name="x">',
+                    "<" + DSML + 'invoke name="a" b">',
+                )
+            )
         elif kind == 1:
             end = ""
         elif kind == 2:
-            params.insert(rng.randint(0, len(params)), rng.choice(
-                ("junk", "<" + DSML + "xyz>", THINK_END, "<" + DSML + "invoke name=\"n\">", "\n\n")))
+            params.insert(
+                rng.randint(0, len(params)),
+                rng.choice(
+                    (
+                        "junk",
+                        "<" + DSML + "xyz>",
+                        THINK_END,
+                        "<" + DSML + 'invoke name="n">',
+                        "\n\n",
+                    )
+                ),
+            )
         elif kind == 3:
             start = "<" + DSML + dsml.tag(rng, "invoke") + f' name="{name}'
         elif kind == 4:
@@ -307,23 +525,45 @@ def tool_block(rng: random.Random, names: list[str], malformed: bool) -> str:
     """A whole tool-call block (opener, invokes, closer), maybe malformed or cut short."""
     dsml = Dsml(v41=rng.random() < 0.5, mix=rng.random() < 0.1)
     sep = rng.choice(("\n", "\n", "", "\n\n"))
-    invokes = [invoke(rng, dsml, names, malformed and rng.random() < 0.5)
-               for _ in range(rng.choice((0, 1, 1, 1, 2, 2, 3)))]
+    invokes = [
+        invoke(rng, dsml, names, malformed and rng.random() < 0.5)
+        for _ in range(rng.choice((0, 1, 1, 1, 2, 2, 3)))
+    ]
     opener = "<" + DSML + dsml.tag(rng, "tool_calls") + ">"
     closer = "</" + DSML + dsml.tag(rng, "tool_calls") + ">"
     if malformed:
         kind = rng.randrange(8)
         if kind == 0:
-            opener = rng.choice(("<" + DSML + "tool_call>", "<" + DSML + " tool_call>",
-                                 "<" + DSML + "foo>", "<" + DSML))
+            opener = rng.choice(
+                (
+                    "<" + DSML + "tool_call>",
+                    "<" + DSML + " tool_call>",
+                    "<" + DSML + "foo>",
+                    "<" + DSML,
+                )
+            )
         elif kind == 1:
             closer = ""
         elif kind == 2:
-            invokes.insert(0, rng.choice(("junk text", "<" + DSML + "xyz>", THINK_END,
-                                          "<" + DSML + "parameter name=\"q\" string=\"true\">v")))
+            invokes.insert(
+                0,
+                rng.choice(
+                    (
+                        "junk text",
+                        "<" + DSML + "xyz>",
+                        THINK_END,
+                        "<" + DSML + 'parameter name="q" string="true">v',
+                    )
+                ),
+            )
         elif kind == 3:
-            closer += rng.choice(("\ntrailing text", "<" + DSML + "tool_calls>\n" + invokes[0]
-                                  if invokes else "x", THINK_END + "after"))
+            closer += rng.choice(
+                (
+                    "\ntrailing text",
+                    "<" + DSML + "tool_calls>\n" + invokes[0] if invokes else "x",
+                    THINK_END + "after",
+                )
+            )
     block = opener + sep + sep.join(invokes) + (sep if invokes else "") + closer
     if malformed and rng.random() < 0.25:
         block = block[: rng.randint(0, len(block))]
@@ -335,12 +575,28 @@ def tool_block(rng: random.Random, names: list[str], malformed: bool) -> str:
 
 def json_document(rng: random.Random) -> str:
     """Content for JSON output mode: a fenced or bare document with text around it."""
-    import json
-
-    doc = json.dumps(json_value(rng) if rng.random() < 0.3 else {"k": json_value(rng)},
-                     ensure_ascii=False, indent=rng.choice((None, 1)))
-    before = rng.choice(("", "", "Here:\n", "text ", "\n\n", "`", "``x", "```JSON\n", "``` json\n",
-                         "```js\n", "[1] ", "null ", "\"s\" "))
+    doc = json.dumps(
+        json_value(rng) if rng.random() < 0.3 else {"k": json_value(rng)},
+        ensure_ascii=False,
+        indent=rng.choice((None, 1)),
+    )
+    before = rng.choice(
+        (
+            "",
+            "",
+            "Here:\n",
+            "text ",
+            "\n\n",
+            "`",
+            "``x",
+            "```JSON\n",
+            "``` json\n",
+            "```js\n",
+            "[1] ",
+            "null ",
+            '"s" ',
+        )
+    )
     after = rng.choice(("", "", "\n", " done", "\n\nmore {x}", "```", "\n``` tail"))
     form = rng.randrange(4)
     if form == 0:
@@ -377,7 +633,7 @@ def model_output(rng: random.Random, plan: Plan) -> str:
     in_reasoning = plan.thinking and plan.prefix != "content" and not plan.required_tool
     if plan.required_tool:
         parts.append(rng.choice(("", "", "junk ", "\n", "<" + DSML + "tool_calls>\n")))
-        parts.append(tool_block(rng, names, malformed)[rng.choice((0, 0, 14, 16)):])
+        parts.append(tool_block(rng, names, malformed)[rng.choice((0, 0, 14, 16)) :])
         if rng.random() < 0.2:
             parts.append(noisy_text(rng))
         return "".join(parts)
@@ -409,8 +665,19 @@ def model_output(rng: random.Random, plan: Plan) -> str:
 
 # --- splitting --------------------------------------------------------------------------------
 
-MARKERS = (THINK_END, "<" + DSML, "</" + DSML, DSML, "```json\n", "```\n", "\n```", "true\">",
-           "false\">", "invoke name=\"", "parameter name=")
+MARKERS = (
+    THINK_END,
+    "<" + DSML,
+    "</" + DSML,
+    DSML,
+    "```json\n",
+    "```\n",
+    "\n```",
+    'true">',
+    'false">',
+    'invoke name="',
+    "parameter name=",
+)
 
 
 def marker_cuts(rng: random.Random, text: str, extra: list[str]) -> list[int]:
@@ -471,8 +738,10 @@ def tokenizer() -> Tokenizer:
 def special_ids() -> list[int]:
     """A few special token ids: BOS, EOS, `<think>`, `</think>`, DSML, role markers."""
     tok = tokenizer()
-    return [tok.encode(s, allow_special=True)[0]
-            for s in (BOS, EOS, "<think>", THINK_END, DSML, "<｜User｜>", "<｜Assistant｜>")]
+    return [
+        tok.encode(s, allow_special=True)[0]
+        for s in (BOS, EOS, "<think>", THINK_END, DSML, "<｜User｜>", "<｜Assistant｜>")
+    ]
 
 
 def logprob(rng: random.Random) -> float:
@@ -484,8 +753,16 @@ def token_inputs(rng: random.Random, text: str) -> list[dict[str, Any]]:
     ids = tokenizer().encode(text, allow_special=True)
     if rng.random() < 0.15:
         for _ in range(rng.randint(1, 3)):
-            extra = rng.choice((rng.choice(INVALID_TOKEN_IDS), rng.choice(special_ids()),
-                                rng.randrange(129_280), 28927, 3128, 245))
+            extra = rng.choice(
+                (
+                    rng.choice(INVALID_TOKEN_IDS),
+                    rng.choice(special_ids()),
+                    rng.randrange(129_280),
+                    28927,
+                    3128,
+                    245,
+                )
+            )
             ids.insert(rng.randint(0, len(ids)), extra)
     how = rng.randrange(4)
     if how == 0:
@@ -508,8 +785,16 @@ def token_inputs(rng: random.Random, text: str) -> list[dict[str, Any]]:
         logprobs = None
         if with_logprobs and rng.random() < 0.9:
             logprobs = [
-                [logprob(rng), [[rng.choice((tid, rng.randrange(129_280), INVALID_TOKEN_IDS[0])),
-                                 logprob(rng)] for _ in range(rng.randint(0, 2))]]
+                [
+                    logprob(rng),
+                    [
+                        [
+                            rng.choice((tid, rng.randrange(129_280), INVALID_TOKEN_IDS[0])),
+                            logprob(rng),
+                        ]
+                        for _ in range(rng.randint(0, 2))
+                    ],
+                ]
                 for tid in chunk_ids
             ]
         chunks.append({"kind": "tokens", "token_ids": chunk_ids, "logprobs": logprobs})
@@ -518,8 +803,10 @@ def token_inputs(rng: random.Random, text: str) -> list[dict[str, Any]]:
 
 def text_inputs(rng: random.Random, text: str, stops: list[str]) -> list[dict[str, Any]]:
     """The output as text chunks with token counts."""
-    return [{"kind": "text", "content": piece, "token_count": rng.choice((0, 1, 1, 1, 2, 5))}
-            for piece in split_text(rng, text, stops)]
+    return [
+        {"kind": "text", "content": piece, "token_count": rng.choice((0, 1, 1, 1, 2, 5))}
+        for piece in split_text(rng, text, stops)
+    ]
 
 
 def ready_input(rng: random.Random, usage: tuple[int, int]) -> dict[str, Any]:
@@ -531,19 +818,20 @@ def ready_input(rng: random.Random, usage: tuple[int, int]) -> dict[str, Any]:
     return chunk
 
 
-def inputs_for(rng: random.Random, text: str, plan: Plan, usage: tuple[int, int],
-               tokens: bool) -> list[dict[str, Any]]:
+def inputs_for(
+    rng: random.Random, text: str, plan: Plan, usage: tuple[int, int], tokens: bool
+) -> list[dict[str, Any]]:
     """Ready, output chunks, finish: with the odd variants (no ready, two readies, no finish)."""
     chunks = token_inputs(rng, text) if tokens else text_inputs(rng, text, plan.stops)
     if tokens and rng.random() < 0.1:
         mixed = text_inputs(rng, noisy_text(rng), plan.stops)
-        chunks[rng.randint(0, len(chunks)):0] = mixed
+        chunks[rng.randint(0, len(chunks)) : 0] = mixed
     out = []
     if rng.random() < 0.93:
         out.append(ready_input(rng, usage))
     out += chunks
     if rng.random() < 0.03:
-        out.insert(rng.randint(1, len(out)), ready_input(rng, (9, 3)))
+        out.insert(rng.randint(min(1, len(out)), len(out)), ready_input(rng, (9, 3)))
     if rng.random() < 0.85:
         reason = rng.choice(("stop", "stop", "stop", "length", "content_filter"))
         out.append({"kind": "finish", "finish_reason": reason})
@@ -568,20 +856,23 @@ def chat_request(rng: random.Random, plan: Plan) -> dict[str, Any]:
     elif thinking < 0.5:
         body["thinking"] = {"type": "enabled"}
     if plan.tools:
-        body["tools"] = [{"type": "function", "function": {"name": name, **TOOLS[name]}}
-                         for name in plan.tools]
+        body["tools"] = [
+            {"type": "function", "function": {"name": name, **TOOLS[name]}} for name in plan.tools
+        ]
         if plan.required_tool:
             body["tool_choice"] = rng.choice(
-                ("required", {"type": "function", "function": {"name": plan.tools[0]}}))
+                ("required", {"type": "function", "function": {"name": plan.tools[0]}})
+            )
         elif rng.random() < 0.15:
             body["tool_choice"] = rng.choice(("auto", "none"))
     if plan.json_mode:
         body["response_format"] = {"type": "json_object"}
         body["messages"][0]["content"] = "Reply in json please"
     elif rng.random() < 0.05:
-        body["response_format"] = {"type": rng.choice(("text", "json_schema"))}
-        if body["response_format"]["type"] == "json_schema":
-            body["response_format"]["json_schema"] = {"name": "s", "schema": {"type": "object"}}
+        response_format: dict[str, Any] = {"type": rng.choice(("text", "json_schema"))}
+        if response_format["type"] == "json_schema":
+            response_format["json_schema"] = {"name": "s", "schema": {"type": "object"}}
+        body["response_format"] = response_format
     if plan.stops:
         body["stop"] = plan.stops[0] if len(plan.stops) == 1 and rng.random() < 0.5 else plan.stops
     if rng.random() < 0.15:
@@ -604,10 +895,13 @@ def responses_request(rng: random.Random, plan: Plan) -> dict[str, Any]:
     if not plan.thinking:
         body["reasoning"] = {"effort": "none"}
     elif rng.random() < 0.4:
-        body["reasoning"] = {"effort": rng.choice(("low", "high", "xhigh")),
-                             **({"summary": "auto"} if rng.random() < 0.3 else {})}
-    tools: list[dict[str, Any]] = [{"type": "function", "name": name, **TOOLS[name]}
-                                   for name in plan.tools]
+        body["reasoning"] = {
+            "effort": rng.choice(("low", "high", "xhigh")),
+            **({"summary": "auto"} if rng.random() < 0.3 else {}),
+        }
+    tools: list[dict[str, Any]] = [
+        {"type": "function", "name": name, **TOOLS[name]} for name in plan.tools
+    ]
     for tool in tools:
         if rng.random() < 0.1:
             del tool["description"]
@@ -622,16 +916,25 @@ def responses_request(rng: random.Random, plan: Plan) -> dict[str, Any]:
         body["tools"] = tools
         if plan.required_tool:
             body["tool_choice"] = rng.choice(
-                ("required", {"type": "function", "name": plan.tools[0]}))
+                ("required", {"type": "function", "name": plan.tools[0]})
+            )
         elif rng.random() < 0.1:
             body["tool_choice"] = rng.choice(("auto", "none"))
     if plan.json_mode:
         body["text"] = {"format": {"type": "json_object"}}
         body["input"] = "Reply in json please"
     if rng.random() < 0.15:
-        body.update({"instructions": "Be brief", "max_output_tokens": 2000, "temperature": 0.5,
-                     "top_p": 0.875, "user": "user-1", "parallel_tool_calls": False,
-                     "metadata": {"k": "v"}})
+        body.update(
+            {
+                "instructions": "Be brief",
+                "max_output_tokens": 2000,
+                "temperature": 0.5,
+                "top_p": 0.875,
+                "user": "user-1",
+                "parallel_tool_calls": False,
+                "metadata": {"k": "v"},
+            }
+        )
         body.setdefault("text", {})["verbosity"] = rng.choice(("low", "medium"))
     if rng.random() < 0.1:
         body["top_logprobs"] = rng.randint(0, 3)
@@ -639,8 +942,11 @@ def responses_request(rng: random.Random, plan: Plan) -> dict[str, Any]:
 
 
 def messages_request(rng: random.Random, plan: Plan) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": plan.model, "max_tokens": 1024,
-                            "messages": [{"role": "user", "content": "What's up?"}]}
+    body: dict[str, Any] = {
+        "model": plan.model,
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "What's up?"}],
+    }
     if rng.random() < 0.9:
         body["stream"] = True
     if not plan.thinking:
@@ -648,8 +954,14 @@ def messages_request(rng: random.Random, plan: Plan) -> dict[str, Any]:
     elif rng.random() < 0.5:
         body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
     if plan.tools:
-        body["tools"] = [{"name": name, "description": TOOLS[name]["description"],
-                          "input_schema": TOOLS[name]["parameters"]} for name in plan.tools]
+        body["tools"] = [
+            {
+                "name": name,
+                "description": TOOLS[name]["description"],
+                "input_schema": TOOLS[name]["parameters"],
+            }
+            for name in plan.tools
+        ]
         if plan.required_tool:
             body["tool_choice"] = {"type": "tool", "name": plan.tools[0]}
         elif rng.random() < 0.15:
@@ -677,8 +989,7 @@ def generator_spec(rng: random.Random, plan: Plan, response_id: str) -> dict[str
         spec["namespace_tool_map"] = rng.random() < 0.5
     elif plan.protocol == "messages":
         spec["signature"] = rng.choice((None, None, None, "sig-abc123", "Ensig==", ""))
-        spec["direct_thinking_mode"] = (rng.choice((True, False)) if rng.random() < 0.1
-                                        else None)
+        spec["direct_thinking_mode"] = rng.choice((True, False)) if rng.random() < 0.1 else None
     return spec
 
 
@@ -688,11 +999,19 @@ def parsing_overrides(rng: random.Random) -> dict[str, Any]:
         return {}
     overrides: dict[str, Any] = {}
     for _ in range(rng.randint(1, 2)):
-        key = rng.choice(("thinking_initial_stage", "stop_sequences", "parse_json_output",
-                          "parse_tool_calls", "starts_in_tool_calls"))
+        key = rng.choice(
+            (
+                "thinking_initial_stage",
+                "stop_sequences",
+                "parse_json_output",
+                "parse_tool_calls",
+                "starts_in_tool_calls",
+            )
+        )
         if key == "thinking_initial_stage":
-            overrides[key] = rng.choice((None, "ReasoningStart", "ReasoningContinuation",
-                                         "ContentContinuation"))
+            overrides[key] = rng.choice(
+                (None, "ReasoningStart", "ReasoningContinuation", "ContentContinuation")
+            )
         elif key == "stop_sequences":
             overrides[key] = rng.sample(STOP_POOL, rng.randint(0, 3))
         else:
@@ -750,12 +1069,17 @@ def build_case(rng: random.Random, category: str) -> Case:
     """One case of `category`."""
     plan = plan_for(rng, category)
     request = REQUEST_BUILDERS[plan.protocol](rng, plan)
-    response_id = ID_PREFIXES[plan.protocol] + "%012x" % rng.getrandbits(48)
+    response_id = ID_PREFIXES[plan.protocol] + f"{rng.getrandbits(48):012x}"
     usage = rng.choice(PROMPT_USAGES)
     text = model_output(rng, plan)
     if category == "whitespace":
-        text = "".join(rng.choice(("\n", "\n\n", " ", "\t", THINK_END, "x", "\r\n", ""))
-                       for _ in range(rng.randint(1, 10))) + text[: rng.randint(0, 20)]
+        text = (
+            "".join(
+                rng.choice(("\n", "\n\n", " ", "\t", THINK_END, "x", "\r\n", ""))
+                for _ in range(rng.randint(1, 10))
+            )
+            + text[: rng.randint(0, 20)]
+        )
     if category == "split_tag":
         tokens = False
     else:
@@ -774,8 +1098,13 @@ def build_case(rng: random.Random, category: str) -> Case:
         "generator": spec,
         "tokenizer": has_tokenizer,
         "parsing_overrides": parsing_overrides(rng),
-        "response_init": {"id": response_id, "model": spec["model"], "created": CREATED,
-                          "prompt_tokens": usage[0], "prompt_cache_hit_tokens": usage[1]},
+        "response_init": {
+            "id": response_id,
+            "model": spec["model"],
+            "created": CREATED,
+            "prompt_tokens": usage[0],
+            "prompt_cache_hit_tokens": usage[1],
+        },
         "inputs": inputs,
     }
 
@@ -792,11 +1121,15 @@ def error_inputs(rng: random.Random, inputs: list[dict[str, Any]]) -> list[dict[
     elif kind == 2:
         ids = [67, 68, 69][: rng.randint(0, 3)]
         logprobs = [[-0.5, []] for _ in range(len(ids) + rng.choice((-1, 1)) if ids else 1)]
-        out.insert(rng.randint(1, len(out)), {"kind": "tokens", "token_ids": ids,
-                                              "logprobs": logprobs})
+        out.insert(
+            rng.randint(min(1, len(out)), len(out)),
+            {"kind": "tokens", "token_ids": ids, "logprobs": logprobs},
+        )
     else:
-        out.insert(rng.randint(1, len(out)), {"kind": "tokens", "token_ids": [67],
-                                              "logprobs": None})
+        out.insert(
+            rng.randint(min(1, len(out)), len(out)),
+            {"kind": "tokens", "token_ids": [67], "logprobs": None},
+        )
     return out
 
 

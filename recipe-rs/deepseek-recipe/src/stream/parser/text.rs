@@ -230,7 +230,10 @@ impl StreamParser {
                     }
                     self.json = JsonStage::Bare;
                     self.strip_leading = false;
+                    // The bracket is its own delta; empty pieces before it were dealt with above.
+                    self.skip_empty_pieces = true;
                     self.emit_text(pos + start, pos + end, Trim::None, out);
+                    self.skip_empty_pieces = false;
                 }
             }
             return Step::Marker(pos + end);
@@ -274,7 +277,7 @@ impl StreamParser {
             hold = hold.min(marker_hold);
         }
         if self.section_start {
-            if hold == pos {
+            if hold == pos && !self.over_hold_limit(pos) {
                 // Empty pieces at a section start wait for the first text that is certain.
                 return Step::Wait(pos);
             }
