@@ -41,10 +41,9 @@ test-rust: ## Rust tests, golden vectors included
 test-python: ## Python tests (needs `make build` first)
 	$(BIN)/pytest
 
-fuzz: ## Short fuzz run of every cargo-fuzz target (FUZZ_SECONDS each)
+fuzz: ## Fuzz every cargo-fuzz target FUZZ_SECONDS each, from the seeds and the cached corpus
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-	cd recipe-rs/deepseek-recipe && for t in $$(cargo +nightly fuzz list); do \
-		cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 || exit 1; done
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 bench: ## Benchmarks: criterion (Rust), then the side-by-side suite into reports/ (docs/performance.md)
 	cargo bench -p deepseek-recipe
