@@ -38,8 +38,8 @@ test: test-rust test-python ## All tests: Rust (unit, golden vectors, properties
 test-rust: ## Rust tests, golden vectors included
 	cargo test --workspace
 
-test-python: ## Python tests (needs `make build` first)
-	$(BIN)/pytest
+test-python: ## Python tests (needs `make build` first); JUnit report in reports/pytest.xml
+	$(BIN)/pytest --junitxml=reports/pytest.xml
 
 fuzz: ## Fuzz every cargo-fuzz target FUZZ_SECONDS each, from the seeds and the cached corpus
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked

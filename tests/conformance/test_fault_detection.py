@@ -185,20 +185,19 @@ def test_at_least_twenty_fault_classes() -> None:
 
 
 @pytest.mark.parametrize("name", [f.name for f in FAULTS])
-def test_fault_is_flagged(
-    name: str, detections: dict[str, Detection], record_property: Callable[[str, object], None]
-) -> None:
+def test_fault_is_flagged(name: str, detections: dict[str, Detection]) -> None:
     detection = detections[name]
-    record_property("findings", detection.findings)
     assert detection.errors == []
     assert detection.detected, f"{name} ({detection.fault.mimics}) not flagged on {detection.cases}"
 
 
 def test_detection_rate_is_recorded(
-    detections: dict[str, Detection], record_property: Callable[[str, object], None]
+    detections: dict[str, Detection], record_testsuite_property: Callable[[str, object], None]
 ) -> None:
     rate = sum(d.detected for d in detections.values()) / len(detections)
-    record_property("fault_detection_rate", f"{rate:.4f}")
+    # A test-suite property: per-test properties are invalid in JUnit's xunit2 schema (pytest's
+    # default), where pytest warns and the warning, an error here, fails the test.
+    record_testsuite_property("fault_detection_rate", f"{rate:.4f}")
     assert rate == 1.0
 
 
