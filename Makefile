@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 20
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve
+.PHONY: help install build lint test test-rust test-python test-gpu fuzz bench bench-peer vectors selftest serve
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -40,6 +40,11 @@ test-rust: ## Rust tests, golden vectors included
 
 test-python: ## Python tests (needs `make build` first); JUnit report in reports/pytest.xml
 	$(BIN)/pytest --junitxml=reports/pytest.xml
+
+GPU_TESTS := $(addprefix tests/engine/test_engine_,kernels.py batch_invariance.py hf_parity.py sampling.py)
+
+test-gpu: ## Engine tests on a CUDA GPU, `medium` model: kernels, batch invariance, HF parity, sampling
+	ENGINE_TEST_DEVICE=cuda ENGINE_TEST_MODEL=medium $(BIN)/pytest $(GPU_TESTS)
 
 fuzz: ## Fuzz every cargo-fuzz target FUZZ_SECONDS each, from the seeds and the cached corpus
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
