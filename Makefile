@@ -14,7 +14,7 @@ JOBS ?= $(shell nproc)
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve diff wheel-smoke soak
+.PHONY: help install build lint test test-rust test-python test-gpu fuzz bench bench-peer vectors selftest serve diff wheel-smoke soak
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -43,13 +43,17 @@ test: test-rust test-python ## All tests: Rust (unit, golden vectors, properties
 test-rust: ## Rust tests, golden vectors included
 	cargo test --workspace
 
-test-python: ## Python tests (needs `make build` first)
-	$(BIN)/pytest
+test-python: ## Python tests (needs `make build` first); JUnit report in reports/pytest.xml
+	$(BIN)/pytest --junitxml=reports/pytest.xml
 
-fuzz: ## Short fuzz run of every cargo-fuzz target (FUZZ_SECONDS each)
+GPU_TESTS := $(addprefix tests/engine/test_engine_,kernels.py gpu_kernels.py batch_invariance.py hf_parity.py sampling.py)
+
+test-gpu: ## Engine tests on a CUDA GPU, `medium` model: kernels, batch invariance, HF parity, sampling
+	ENGINE_TEST_DEVICE=cuda ENGINE_TEST_MODEL=medium $(BIN)/pytest $(GPU_TESTS)
+
+fuzz: ## Fuzz every cargo-fuzz target FUZZ_SECONDS each, from the seeds and the cached corpus
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-	cd recipe-rs/deepseek-recipe && for t in $$(cargo +nightly fuzz list); do \
-		cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 || exit 1; done
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 bench: ## Benchmarks: criterion (Rust), then the side-by-side suite into reports/ (docs/performance.md)
 	cargo bench -p deepseek-recipe

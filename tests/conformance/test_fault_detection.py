@@ -203,12 +203,9 @@ def test_every_check_flags_some_fault_class(
 
 @pytest.mark.parametrize("name", [f.name for f in FAULTS])
 def test_fault_is_flagged(
-    name: str,
-    outcomes: tuple[dict[str, Outcome], dict[str, Outcome]],
-    record_property: Callable[[str, object], None],
+    name: str, outcomes: tuple[dict[str, Outcome], dict[str, Outcome]]
 ) -> None:
     found = outcomes[0][name]
-    record_property("findings", len(found.findings))
     assert found.errors == []
     assert found.detected, f"{name} ({found.mimics}) not flagged on {found.cases}"
 
@@ -225,11 +222,13 @@ def test_conforming_host_raises_nothing(
 
 def test_rates_are_recorded(
     outcomes: tuple[dict[str, Outcome], dict[str, Outcome]],
-    record_property: Callable[[str, object], None],
+    record_testsuite_property: Callable[[str, object], None],
 ) -> None:
     faults, hosts = outcomes
     detection = sum(o.detected for o in faults.values()) / len(faults)
     false_alarms = sum(o.false_alarm for o in hosts.values()) / len(hosts)
-    record_property("fault_detection_rate", f"{detection:.4f}")
-    record_property("false_alarm_rate", f"{false_alarms:.4f}")
+    # Test-suite properties: per-test properties are invalid in JUnit's xunit2 schema (pytest's
+    # default), where pytest warns and the warning, an error here, fails the test.
+    record_testsuite_property("fault_detection_rate", f"{detection:.4f}")
+    record_testsuite_property("false_alarm_rate", f"{false_alarms:.4f}")
     assert detection == 1.0 and false_alarms == 0.0

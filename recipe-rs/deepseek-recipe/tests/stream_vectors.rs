@@ -11,6 +11,8 @@
 #![allow(clippy::print_stdout)] // the per-category pass/fail lines are this test's report
 
 mod common;
+#[path = "support/failures.rs"]
+mod failures;
 
 use std::collections::BTreeMap;
 
@@ -20,6 +22,7 @@ use deepseek_recipe::stream::{
     Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, PromptUsage, StreamProcessor,
     TokenizerText,
 };
+use failures::{assert_none_failed, Failure};
 use serde_json::Value;
 
 /// Replaces random values the way the recorder did.
@@ -240,7 +243,6 @@ fn stream_vectors() {
         return;
     };
     let filter = std::env::var("STREAM_FILTER").ok();
-    let verbose = std::env::var("STREAM_VERBOSE").is_ok();
     let mut per_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     for case in common::read_records(&dir.join("streams/streams.jsonl")) {
@@ -259,13 +261,12 @@ fn stream_vectors() {
             Ok(()) => entry.0 += 1,
             Err(message) => {
                 entry.1 += 1;
-                failures.push(format!("{id} ({}): {message}", case["protocol"]));
+                failures.push(Failure {
+                    id: format!("{id} ({})", case["protocol"].as_str().unwrap_or("?")),
+                    mismatches: vec![message],
+                });
             }
         }
-    }
-    let shown = if verbose { failures.len() } else { 10 };
-    for failure in failures.iter().take(shown) {
-        println!("FAIL {failure}");
     }
     let (mut passed, mut failed) = (0, 0);
     for (category, (ok, bad)) in &per_category {
@@ -274,7 +275,7 @@ fn stream_vectors() {
         failed += bad;
     }
     println!("streams: {passed} passed, {failed} failed");
-    assert_eq!(failed, 0, "{failed} stream vectors failed");
+    assert_none_failed("stream vectors", &failures);
 }
 
 #[test]
