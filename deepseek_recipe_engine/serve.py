@@ -43,6 +43,7 @@ def serve_from_args(args: argparse.Namespace, options: ConversionOptions) -> int
         tokenizer_path=args.tokenizer,
         max_completion_tokens=completion_cap(args),
         prepare_threads=args.prepare_threads,
+        image_threads=args.image_threads,
         max_body_memory_bytes=args.max_body_memory,
         connection_limits=ConnectionLimits(
             header_timeout_s=args.header_timeout,

@@ -74,6 +74,7 @@ class ServerSettings:
     # stop on their own; when set, answers end with `length` sooner than the official API's.
     max_completion_tokens: int | None = None
     prepare_threads: int = 2  # requests converted and encoded at once, off the event loop
+    image_threads: int = 4  # requests whose V4.1 images are fetched and decoded at once
     max_body_memory_bytes: int = 256 * 1024 * 1024  # request bodies held at once; beyond, 503
     connection_limits: ConnectionLimits = field(default_factory=ConnectionLimits)
     image_resolver: ImageResolver = field(default_factory=ImageResolver)  # V4.1 image counts
@@ -241,6 +242,7 @@ class ReferenceServer:
             max_completion_tokens=settings.max_completion_tokens,
             image_resolver=settings.image_resolver,
             threads=settings.prepare_threads,
+            image_threads=settings.image_threads,
         )
 
     def close(self) -> None:

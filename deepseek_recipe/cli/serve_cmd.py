@@ -92,6 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="requests converted and encoded at once, off the event loop (default 2)",
     )
     parser.add_argument(
+        "--image-threads",
+        type=int,
+        default=4,
+        help="requests whose V4.1 images are fetched and decoded at once (default 4)",
+    )
+    parser.add_argument(
         "--keepalive",
         type=float,
         default=10.0,

@@ -1,23 +1,37 @@
 """A request that takes seconds to prepare does not stall the other streams: conversion and
-encoding run off the event loop."""
+encoding run off the event loop, and slow image hosts hold up only the requests naming them."""
 
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
+import threading
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from deepseek_recipe import Tokenizer
+from deepseek_recipe import FetchPolicy, ImageResolver, Tokenizer
 from deepseek_recipe_engine import EngineConfig
 from deepseek_recipe_engine.server import ServerSettings
+from tests.image_generators import generate
 from tests.server.live import API_KEY, LiveServer, start_server
 
 HEADERS = {"authorization": f"Bearer {API_KEY}"}
 MAX_BODY_BYTES = 8 * 1024 * 1024
+PNG = generate(
+    {
+        "name": "png",
+        "width": 32,
+        "height": 32,
+        "color_type": 2,
+        "bit_depth": 8,
+        "pattern": {"type": "linear", "k0": [10, 20, 30], "kx": [3, 5, 7], "ky": [1, 2, 3]},
+    },
+    {},
+)
 ENCODE_TARGET_S = 0.8  # the heavy message's encode time alone (prepared beside a stream: more)
 
 
@@ -104,3 +118,92 @@ def test_a_heavy_request_does_not_stall_other_streams(server: LiveServer) -> Non
     longest = max(during)
     print(f"\nheavy request {heavy_s:.2f} s; longest stream gap meanwhile {longest:.3f} s")
     assert longest < heavy_s / 2
+
+
+class SlowImageHost(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with a small PNG after `DELAY_S` seconds."""
+
+    DELAY_S = 3.0
+
+    def do_GET(self) -> None:
+        time.sleep(self.DELAY_S)
+        self.send_response(200)
+        self.send_header("content-type", "image/png")
+        self.send_header("content-length", str(len(PNG)))
+        self.end_headers()
+        self.wfile.write(PNG)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.fixture(scope="module")
+def image_host() -> Iterator[str]:
+    host = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowImageHost)
+    thread = threading.Thread(target=host.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{host.server_address[1]}/image.png"
+    host.shutdown()
+    host.server_close()
+
+
+@pytest.fixture(scope="module")
+def one_thread_server() -> Iterator[LiveServer]:
+    """One preparation thread; image URLs on loopback allowed (the slow host is local)."""
+    resolver = ImageResolver(fetch=FetchPolicy(allow_special_addresses=True))
+    live = start_server(
+        ServerSettings(
+            api_key=API_KEY,
+            prepare_threads=1,
+            image_resolver=resolver,
+            max_completion_tokens=2,
+        )
+    )
+    yield live
+    live.stop()
+
+
+async def timed_post(client: httpx.AsyncClient, body: dict[str, object]) -> tuple[float, int]:
+    start = time.perf_counter()
+    response = await client.post("/v1/chat/completions", json=body)
+    return time.perf_counter() - start, response.status_code
+
+
+async def slow_images_beside_a_plain_request(base_url: str, image_url: str) -> list[float]:
+    content = [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image_url", "image_url": {"url": image_url, "detail": "low"}},
+    ]
+    with_image = {
+        "model": "DeepSeek-V4.1-Flash",
+        "messages": [{"role": "user", "content": content}],
+        "thinking": {"type": "disabled"},
+    }
+    plain = {
+        "model": "DeepSeek-V4-Pro",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "thinking": {"type": "disabled"},
+    }
+
+    async def plain_after_the_images() -> tuple[float, int]:
+        await asyncio.sleep(0.5)  # the image requests hold their threads by now
+        return await timed_post(client, plain)
+
+    async with httpx.AsyncClient(base_url=base_url, headers=HEADERS, timeout=60) as client:
+        answers = await asyncio.gather(
+            timed_post(client, with_image),
+            timed_post(client, with_image),
+            plain_after_the_images(),
+        )
+    assert [status for _, status in answers] == [200, 200, 200]
+    return [elapsed for elapsed, _ in answers]
+
+
+def test_slow_image_hosts_hold_up_only_their_requests(
+    one_thread_server: LiveServer, image_host: str
+) -> None:
+    first, second, plain = asyncio.run(
+        slow_images_beside_a_plain_request(one_thread_server.base_url, image_host)
+    )
+    assert min(first, second) >= SlowImageHost.DELAY_S
+    assert plain < SlowImageHost.DELAY_S / 2
