@@ -493,6 +493,8 @@ impl Transcript {
     /// Adds the texts of a reasoning item to the reasoning waiting for an assistant turn.
     fn add_reasoning(&mut self, text: String) {
         self.reasoning = Some(match self.reasoning.take() {
+            Some(earlier) if earlier.is_empty() => text,
+            Some(earlier) if text.is_empty() => earlier,
             Some(earlier) => format!("{earlier}\n{text}"),
             None => text,
         });
@@ -519,8 +521,11 @@ impl Transcript {
     fn push_assistant(&mut self, mut message: Message) -> Result<(), ApiError> {
         if self.after_assistant && self.reasoning.is_none() {
             // Assistant messages in a row (no reasoning item between them) are one turn.
+            // Empty texts add nothing to the joined content.
             if let Some(last) = self.messages.last_mut() {
-                last.content.push_str("\n\n");
+                if !last.content.is_empty() && !message.content.is_empty() {
+                    last.content.push_str("\n\n");
+                }
                 last.content.push_str(&message.content);
                 return Ok(());
             }
@@ -629,8 +634,10 @@ impl ItemConverter<'_> {
                         .into_iter()
                         .map(|part| part.text)
                         .collect();
-                    if !texts.is_empty() {
-                        transcript.add_reasoning(texts.join("\n"));
+                    // A reasoning item without text counts as no reasoning at all.
+                    let text = texts.join("\n");
+                    if !text.is_empty() {
+                        transcript.add_reasoning(text);
                     }
                 }
                 InputItem::FunctionCall(call) => {
