@@ -568,8 +568,15 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
                 _ => None,
             })
             .collect();
+        let mut answered: Vec<&str> = Vec::new();
         for (block_index, block) in blocks.iter().enumerate() {
             if let ContentBlock::ToolResult { tool_use_id, .. } = block {
+                if answered.contains(&tool_use_id.as_str()) {
+                    return Err((index, ApiError::invalid_request(format!(
+                        "messages.{index}.content.{block_index}: each tool_use must have a single result. Found multiple `tool_result` blocks with id: {tool_use_id}"
+                    ))));
+                }
+                answered.push(tool_use_id);
                 if !pending.contains(&tool_use_id.as_str()) {
                     return Err((index, ApiError::invalid_request(format!(
                         "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."

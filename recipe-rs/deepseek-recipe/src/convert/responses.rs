@@ -226,6 +226,13 @@ impl ResponsesRequest {
             ));
         }
         check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
+        if !matches!(format, FormatChoice::Text)
+            && tools.tools.iter().any(|tool| tool.strict == Some(true))
+        {
+            return Err(ApiError::invalid_request(
+                "response_format should not be used with tools",
+            ));
+        }
         check_temperature(self.temperature)?;
         check_top_p(self.top_p)?;
         check_top_logprobs(self.top_logprobs)?;
@@ -627,7 +634,10 @@ impl ItemConverter<'_> {
                 InputItem::Message(message) => {
                     self.push_message(index, message.role, message.content, &mut transcript)?;
                 }
+                InputItem::WebSearchCall => transcript.close_group()?,
                 InputItem::Reasoning(reasoning) => {
+                    // A reasoning item ends an open run of calls.
+                    transcript.close_group()?;
                     let texts: Vec<String> = reasoning
                         .content
                         .unwrap_or_default()
@@ -790,6 +800,9 @@ impl ItemConverter<'_> {
                     detail,
                 } => {
                     let part_path = format!("{path}.content[{part_index}]");
+                    // Empty strings count as absent.
+                    let image_url = image_url.filter(|url| !url.is_empty());
+                    let file_id = file_id.filter(|id| !id.is_empty());
                     match (&image_url, &file_id) {
                         _ if self.version == ModelVersion::DeepseekV4Pro => {
                             builder.push_text(UNSUPPORTED_IMAGE_TEXT)
