@@ -15,7 +15,7 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    build_tools, check_strict_mix, check_tool_name, check_unique_declarations, declared_tools,
+    build_tools, check_strict_mix, check_tool_name, declared_tools,
     resolve_tool_choice, FunctionDecl,
     ToolChoiceParam,
 };
@@ -202,9 +202,6 @@ impl ResponsesRequest {
             },
         };
         let choice_is_none = choice == Some(ToolChoiceParam::None);
-        if !choice_is_none {
-            check_unique_declarations(&declarations)?;
-        }
         let mut declared = declared_tools(declarations, false, choice_is_none)?;
         declared.extend(loaded_tools);
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;

@@ -118,9 +118,6 @@ pub(crate) fn build_tools(
     choice_is_none: bool,
 ) -> Result<Vec<Tool>, ApiError> {
     check_tool_names(&declarations)?;
-    if !choice_is_none {
-        check_unique_declarations(&declarations)?;
-    }
     declared_tools(declarations, parameters_required, choice_is_none)
 }
 
@@ -134,13 +131,8 @@ pub(crate) fn check_tool_names(declarations: &[FunctionDecl]) -> Result<(), ApiE
     Ok(())
 }
 
-/// Rejects two declarations with the same name.
-pub(crate) fn check_unique_declarations(declarations: &[FunctionDecl]) -> Result<(), ApiError> {
-    check_unique_names(declarations.iter().map(|declaration| declaration.name.as_str()))
-}
-
-/// The declarations as conversation tools: schemas validated (and strict ones normalised)
-/// unless the tool choice is `none`.
+/// The declarations as conversation tools. Unless the tool choice is `none`, each declaration
+/// in turn is checked for a name used before and then for its schema (strict ones normalised).
 pub(crate) fn declared_tools(
     declarations: Vec<FunctionDecl>,
     parameters_required: bool,
@@ -160,6 +152,9 @@ pub(crate) fn declared_tools(
     }
     let mut tools: Vec<Tool> = Vec::with_capacity(declarations.len());
     for declaration in declarations {
+        if tools.iter().any(|tool| tool.name == declaration.name) {
+            return Err(ApiError::invalid_request("Tool names must be unique."));
+        }
         let strict = declaration.strict == Some(true);
         let parameters = tool_parameters(
             &declaration.name,
@@ -194,18 +189,6 @@ pub(crate) fn check_strict_mix(
         return Err(ApiError::invalid_request(
             "Cannot use strict tool with non-strict tool in the same request",
         ));
-    }
-    Ok(())
-}
-
-/// Rejects two tools with the same name.
-fn check_unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), ApiError> {
-    let mut seen: Vec<&str> = Vec::new();
-    for name in names {
-        if seen.contains(&name) {
-            return Err(ApiError::invalid_request("Tool names must be unique."));
-        }
-        seen.push(name);
     }
     Ok(())
 }
