@@ -12,7 +12,7 @@ use super::sampling::{
 };
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_strict_mix, check_tool_names, check_unique_declarations, declared_tools,
+    check_strict_mix, check_tool_names, declared_tools,
     resolve_tool_choice, FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, ToolCall};
@@ -80,21 +80,18 @@ impl ChatCompletionRequest {
                 "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'.",
             ));
         }
-        if !choice_is_none {
-            check_unique_declarations(&declarations)?;
-        }
         let declared = declared_tools(declarations, false, choice_is_none)?;
         let tools_declared = !declared.is_empty();
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         if messages.last().is_some_and(|message| message.prefix) {
-            if tools_declared {
-                return Err(ApiError::invalid_request(
-                    "Function call should not be used with prefix",
-                ));
-            }
             if wants_json_object {
                 return Err(ApiError::invalid_request(
                     "response_format json_object should not be used with prefix",
+                ));
+            }
+            if tools_declared {
+                return Err(ApiError::invalid_request(
+                    "Function call should not be used with prefix",
                 ));
             }
         }

@@ -11,7 +11,7 @@ use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_tool_names, check_unique_declarations, declared_tools, resolve_tool_choice,
+    check_tool_names, declared_tools, resolve_tool_choice,
     FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{
@@ -100,11 +100,15 @@ impl MessagesRequest {
         }
         // Messages are checked one by one: a pairing error is reported at its message.
         let pairing_error = check_tool_pairing(&self.messages).err();
+        let count = self.messages.len();
         for (index, message) in self.messages.into_iter().enumerate() {
+            converter.convert(index, message, &mut messages)?;
             if let Some((_, error)) = pairing_error.as_ref().filter(|(at, _)| *at == index) {
                 return Err(error.clone());
             }
-            converter.convert(index, message, &mut messages)?;
+        }
+        if let Some((_, error)) = pairing_error.as_ref().filter(|(at, _)| *at == count) {
+            return Err(error.clone());
         }
         let (mut messages, missing_reasoning): (Vec<Message>, Vec<bool>) = messages
             .into_iter()
@@ -127,9 +131,6 @@ impl MessagesRequest {
             MessagesToolChoice::None {} => ToolChoiceParam::None,
         });
         let choice_is_none = choice == Some(ToolChoiceParam::None);
-        if !choice_is_none {
-            check_unique_declarations(&declarations)?;
-        }
         let declared = declared_tools(declarations, true, choice_is_none)?;
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let stop_sequences = self.stop_sequences.unwrap_or_default();
@@ -551,8 +552,16 @@ fn is_padded_base64(data: &str) -> bool {
 }
 
 /// Every `tool_use` must be answered by `tool_result` blocks at the start of the next message,
-/// and every `tool_result` must answer a `tool_use` of the previous message.
+/// and every `tool_result` must answer a `tool_use` of the previous message. The error comes
+/// with the index of the message it is reported at (after that message is converted; the
+/// message count for a `tool_use` in the last message).
 fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiError)> {
+    let unanswered = |at: String, ids: &[&str]| {
+        ApiError::invalid_request(format!(
+            "{at}`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+            ids.join(", ")
+        ))
+    };
     let mut pending: Vec<&str> = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         let blocks: &[ContentBlock] = match message {
@@ -568,8 +577,18 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
                 _ => None,
             })
             .collect();
+        if !pending.is_empty() && leading_results.is_empty() {
+            return Err((index, unanswered(format!("messages.{index}: "), &pending)));
+        }
+        let mut answered: Vec<&str> = Vec::new();
         for (block_index, block) in blocks.iter().enumerate() {
             if let ContentBlock::ToolResult { tool_use_id, .. } = block {
+                if answered.contains(&tool_use_id.as_str()) {
+                    return Err((index, ApiError::invalid_request(format!(
+                        "messages.{index}.content.{block_index}: each tool_use must have a single result. Found multiple `tool_result` blocks with id: {tool_use_id}"
+                    ))));
+                }
+                answered.push(tool_use_id);
                 if !pending.contains(&tool_use_id.as_str()) {
                     return Err((index, ApiError::invalid_request(format!(
                         "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
@@ -577,16 +596,16 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
                 }
             }
         }
-        let unanswered: Vec<&str> = pending
+        let missing: Vec<&str> = pending
             .iter()
             .copied()
             .filter(|id| !leading_results.contains(id))
             .collect();
-        if !unanswered.is_empty() {
-            return Err((index, ApiError::invalid_request(format!(
-                "messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-                unanswered.join(", ")
-            ))));
+        if !missing.is_empty() {
+            return Err((
+                index,
+                unanswered(format!("messages.{}:", index - 1), &missing),
+            ));
         }
         pending.clear();
         let mut seen: Vec<&str> = Vec::new();
@@ -603,6 +622,10 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
         if matches!(message, MessagesMessage::Assistant(_)) {
             pending = seen;
         }
+    }
+    if !pending.is_empty() {
+        let last = messages.len() - 1;
+        return Err((messages.len(), unanswered(format!("messages.{last}:"), &pending)));
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    build_tools, check_strict_mix, check_tool_name, check_unique_declarations, declared_tools,
+    build_tools, check_strict_mix, check_tool_name, declared_tools,
     resolve_tool_choice, FunctionDecl,
     ToolChoiceParam,
 };
@@ -202,9 +202,6 @@ impl ResponsesRequest {
             },
         };
         let choice_is_none = choice == Some(ToolChoiceParam::None);
-        if !choice_is_none {
-            check_unique_declarations(&declarations)?;
-        }
         let mut declared = declared_tools(declarations, false, choice_is_none)?;
         declared.extend(loaded_tools);
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
@@ -226,6 +223,13 @@ impl ResponsesRequest {
             ));
         }
         check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
+        if !matches!(format, FormatChoice::Text)
+            && tools.tools.iter().any(|tool| tool.strict == Some(true))
+        {
+            return Err(ApiError::invalid_request(
+                "response_format should not be used with tools",
+            ));
+        }
         check_temperature(self.temperature)?;
         check_top_p(self.top_p)?;
         check_top_logprobs(self.top_logprobs)?;
@@ -493,6 +497,8 @@ impl Transcript {
     /// Adds the texts of a reasoning item to the reasoning waiting for an assistant turn.
     fn add_reasoning(&mut self, text: String) {
         self.reasoning = Some(match self.reasoning.take() {
+            Some(earlier) if earlier.is_empty() => text,
+            Some(earlier) if text.is_empty() => earlier,
             Some(earlier) => format!("{earlier}\n{text}"),
             None => text,
         });
@@ -519,8 +525,11 @@ impl Transcript {
     fn push_assistant(&mut self, mut message: Message) -> Result<(), ApiError> {
         if self.after_assistant && self.reasoning.is_none() {
             // Assistant messages in a row (no reasoning item between them) are one turn.
+            // Empty texts add nothing to the joined content.
             if let Some(last) = self.messages.last_mut() {
-                last.content.push_str("\n\n");
+                if !last.content.is_empty() && !message.content.is_empty() {
+                    last.content.push_str("\n\n");
+                }
                 last.content.push_str(&message.content);
                 return Ok(());
             }
@@ -622,15 +631,20 @@ impl ItemConverter<'_> {
                 InputItem::Message(message) => {
                     self.push_message(index, message.role, message.content, &mut transcript)?;
                 }
+                InputItem::WebSearchCall => transcript.close_group()?,
                 InputItem::Reasoning(reasoning) => {
+                    // A reasoning item ends an open run of calls.
+                    transcript.close_group()?;
                     let texts: Vec<String> = reasoning
                         .content
                         .unwrap_or_default()
                         .into_iter()
                         .map(|part| part.text)
                         .collect();
-                    if !texts.is_empty() {
-                        transcript.add_reasoning(texts.join("\n"));
+                    // A reasoning item without text counts as no reasoning at all.
+                    let text = texts.join("\n");
+                    if !text.is_empty() {
+                        transcript.add_reasoning(text);
                     }
                 }
                 InputItem::FunctionCall(call) => {
@@ -783,6 +797,9 @@ impl ItemConverter<'_> {
                     detail,
                 } => {
                     let part_path = format!("{path}.content[{part_index}]");
+                    // Empty strings count as absent.
+                    let image_url = image_url.filter(|url| !url.is_empty());
+                    let file_id = file_id.filter(|id| !id.is_empty());
                     match (&image_url, &file_id) {
                         _ if self.version == ModelVersion::DeepseekV4Pro => {
                             builder.push_text(UNSUPPORTED_IMAGE_TEXT)

@@ -66,42 +66,33 @@ pub(crate) fn check_tool_name(name: &str, path: &str) -> Result<(), ApiError> {
 }
 
 /// Validates the argument schema of function `name` and returns what the prompt shows
-/// (`{}` when absent, the strict normalisation when `strict`).
+/// (`{}` when absent, the strict normalisation when `strict`). Strict schemas are only read into
+/// the strict model; others are compiled as JSON Schemas and must describe an object.
 fn tool_parameters(
     name: &str,
     parameters: Option<&Value>,
     strict: bool,
     parameters_required: bool,
 ) -> Result<Value, ApiError> {
+    if strict {
+        // A strict function without parameters takes no arguments: the reference renders (and
+        // constrains to) the strict form of an empty object.
+        let empty = json!({"type": "object"});
+        let parameters = parameters.unwrap_or(&empty);
+        return normalize_strict_schema(parameters, true).map_err(|err| {
+            ApiError::invalid_request(match err {
+                StrictSchemaError::Parse(detail) => {
+                    format!("Invalid tool parameters schema : {detail}")
+                }
+                StrictSchemaError::Semantic(message) => message,
+            })
+        });
+    }
     let schema_error = |detail: String| {
         ApiError::invalid_request(format!("Invalid schema for function '{name}': {detail}"))
     };
     let Some(parameters) = parameters.or(parameters_required.then_some(&Value::Null)) else {
-        if strict {
-            // A strict function without parameters takes no arguments: the reference renders
-            // (and constrains to) the strict form of an empty object.
-            return normalize_strict_schema(&json!({"type": "object"}), true).map_err(|err| {
-                ApiError::invalid_request(match err {
-                    StrictSchemaError::Parse(detail) => {
-                        format!("Invalid tool parameters schema : {detail}")
-                    }
-                    StrictSchemaError::Semantic(message) => message.to_owned(),
-                })
-            });
-        }
         return Ok(json!({}));
-    };
-    let normalized = if strict {
-        Some(
-            normalize_strict_schema(parameters, true).map_err(|err| match err {
-                StrictSchemaError::Parse(detail) => {
-                    ApiError::invalid_request(format!("Invalid tool parameters schema : {detail}"))
-                }
-                StrictSchemaError::Semantic(message) => ApiError::invalid_request(message),
-            })?,
-        )
-    } else {
-        None
     };
     if let Some(detail) = meta_schema_error(parameters) {
         return Err(schema_error(detail));
@@ -113,7 +104,7 @@ fn tool_parameters(
             serde_json::to_string(top_type).unwrap_or_default()
         )));
     }
-    Ok(normalized.unwrap_or_else(|| parameters.clone()))
+    Ok(parameters.clone())
 }
 
 /// Validates declared functions and turns them into conversation tools, in the reference's
@@ -127,9 +118,6 @@ pub(crate) fn build_tools(
     choice_is_none: bool,
 ) -> Result<Vec<Tool>, ApiError> {
     check_tool_names(&declarations)?;
-    if !choice_is_none {
-        check_unique_declarations(&declarations)?;
-    }
     declared_tools(declarations, parameters_required, choice_is_none)
 }
 
@@ -143,13 +131,8 @@ pub(crate) fn check_tool_names(declarations: &[FunctionDecl]) -> Result<(), ApiE
     Ok(())
 }
 
-/// Rejects two declarations with the same name.
-pub(crate) fn check_unique_declarations(declarations: &[FunctionDecl]) -> Result<(), ApiError> {
-    check_unique_names(declarations.iter().map(|declaration| declaration.name.as_str()))
-}
-
-/// The declarations as conversation tools: schemas validated (and strict ones normalised)
-/// unless the tool choice is `none`.
+/// The declarations as conversation tools. Unless the tool choice is `none`, each declaration
+/// in turn is checked for a name used before and then for its schema (strict ones normalised).
 pub(crate) fn declared_tools(
     declarations: Vec<FunctionDecl>,
     parameters_required: bool,
@@ -169,6 +152,9 @@ pub(crate) fn declared_tools(
     }
     let mut tools: Vec<Tool> = Vec::with_capacity(declarations.len());
     for declaration in declarations {
+        if tools.iter().any(|tool| tool.name == declaration.name) {
+            return Err(ApiError::invalid_request("Tool names must be unique."));
+        }
         let strict = declaration.strict == Some(true);
         let parameters = tool_parameters(
             &declaration.name,
@@ -203,18 +189,6 @@ pub(crate) fn check_strict_mix(
         return Err(ApiError::invalid_request(
             "Cannot use strict tool with non-strict tool in the same request",
         ));
-    }
-    Ok(())
-}
-
-/// Rejects two tools with the same name.
-fn check_unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), ApiError> {
-    let mut seen: Vec<&str> = Vec::new();
-    for name in names {
-        if seen.contains(&name) {
-            return Err(ApiError::invalid_request("Tool names must be unique."));
-        }
-        seen.push(name);
     }
     Ok(())
 }

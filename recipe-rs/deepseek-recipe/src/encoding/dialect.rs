@@ -30,4 +30,7 @@ pub(crate) struct Dialect {
     pub(crate) effort_text: fn(ReasoningEffort) -> Option<&'static str>,
     /// The response-format section for `json_object`.
     pub(crate) json_object_section: &'static str,
+    /// Whether empty user texts add nothing to a user turn (V4) rather than a blank-line
+    /// separator like any other text (V4.1).
+    pub(crate) skip_empty_user_texts: bool,
 }

@@ -23,7 +23,7 @@ pub(crate) fn render(
         conversation,
         builder: PromptBuilder::default(),
         user_turn_open: false,
-        user_turn_empty: false,
+        user_text_run: None,
     };
     renderer.write_prompt();
     renderer.builder.finish()
@@ -36,8 +36,9 @@ struct Renderer<'a> {
     builder: PromptBuilder,
     /// Whether the last block written is a user turn that further user text joins.
     user_turn_open: bool,
-    /// Whether the open user turn has no text yet (its empty messages add nothing).
-    user_turn_empty: bool,
+    /// In an open user turn, the run of user texts being written: `Some(has_text)`; `None`
+    /// after tool results (or outside a turn).
+    user_text_run: Option<bool>,
 }
 
 impl<'a> Renderer<'a> {
@@ -146,20 +147,7 @@ impl<'a> Renderer<'a> {
                     self.user_turn_open = false;
                 }
             }
-            Role::User => {
-                // The user texts of one turn are joined by blank lines; empty ones add nothing.
-                if message.content.is_empty() && message.images.is_empty() {
-                    if !self.user_turn_open {
-                        self.builder.special(&self.tokens.user);
-                        self.user_turn_open = true;
-                        self.user_turn_empty = true;
-                    }
-                } else {
-                    self.open_user_turn();
-                    self.builder
-                        .text_with_images(&message.content, &message.images);
-                }
-            }
+            Role::User => self.write_user_text(message),
             Role::Tool => return self.write_tool_results(index),
             Role::LatestReminder => {
                 self.builder.special(&self.tokens.latest_reminder);
@@ -179,15 +167,41 @@ impl<'a> Renderer<'a> {
         index + 1
     }
 
-    /// Starts a user turn, or continues the open one after a blank line.
+    /// Starts a user turn, or continues the open one after a blank line (tool results).
     fn open_user_turn(&mut self) {
-        if !self.user_turn_open {
+        if self.user_turn_open {
+            self.builder.text("\n\n");
+        } else {
             self.builder.special(&self.tokens.user);
             self.user_turn_open = true;
-        } else if !self.user_turn_empty {
+        }
+        self.user_text_run = None;
+    }
+
+    /// Writes a user message's text into the user turn. Consecutive user texts are joined by
+    /// blank lines — V4 skips empty ones — and the texts after tool results follow them after a
+    /// blank line (even when empty).
+    fn write_user_text(&mut self, message: &Message) {
+        let empty = message.content.is_empty() && message.images.is_empty();
+        let has_text = match self.user_text_run {
+            _ if !self.user_turn_open => {
+                self.builder.special(&self.tokens.user);
+                self.user_turn_open = true;
+                false
+            }
+            None => {
+                self.builder.text("\n\n");
+                false
+            }
+            Some(has_text) => has_text,
+        };
+        let counts = !empty || !self.dialect.skip_empty_user_texts;
+        if has_text && counts {
             self.builder.text("\n\n");
         }
-        self.user_turn_empty = false;
+        self.builder
+            .text_with_images(&message.content, &message.images);
+        self.user_text_run = Some(has_text || counts);
     }
 
     /// Writes the run of tool results starting at `start` in the order of the calls they answer.

@@ -121,7 +121,9 @@ pub enum InputItem {
     ToolSearchCall(ResponsesToolSearchCall),
     /// The tools a tool search returned.
     ToolSearchOutput(ResponsesToolSearchOutput),
-    /// Any other item (web search calls, item references, …).
+    /// A web search call (dropped; it ends an open run of calls).
+    WebSearchCall,
+    /// Any other item (item references, unknown types, …).
     Other,
 }
 
@@ -153,6 +155,7 @@ impl<'de> Deserialize<'de> for InputItem {
             "custom_tool_call_output" => Self::CustomToolCallOutput(value_as::<_, D>(value)?),
             "tool_search_call" => Self::ToolSearchCall(value_as::<_, D>(value)?),
             "tool_search_output" => Self::ToolSearchOutput(value_as::<_, D>(value)?),
+            "web_search_call" => Self::WebSearchCall,
             _ => Self::Other,
         })
     }
