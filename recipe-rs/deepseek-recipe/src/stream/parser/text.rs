@@ -119,13 +119,20 @@ impl StreamParser {
 
     /// Whether the bracket that starts a bare JSON document at `[start, from)` waits for more
     /// input: everything after it in its piece may still start the closing fence or a stop
-    /// sequence, as [`StreamParser::defers`] has it for markup.
+    /// sequence (and no stop sequence is complete there), as [`StreamParser::defers`] has it for
+    /// markup.
     fn bare_json_defers(&self, start: usize, from: usize, at_end: bool) -> bool {
         let end = self.text.len();
         if at_end || from == end || self.part_at(start) != self.part_at(from) {
             return false;
         }
         let stops = self.options.stop_sequences.iter().map(String::as_str);
+        if stops
+            .clone()
+            .any(|stop| !stop.is_empty() && self.text[from..].contains(stop))
+        {
+            return false;
+        }
         let held = stops
             .chain([FENCE_CLOSE])
             .filter(|marker| !marker.is_empty())
