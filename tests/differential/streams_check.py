@@ -223,6 +223,7 @@ class Peer:
         if not self.stdin.closed:
             self.stdin.close()
         self.process.wait(timeout=60)
+        self.stdout.close()
 
 
 # --- minimisation -----------------------------------------------------------------------------

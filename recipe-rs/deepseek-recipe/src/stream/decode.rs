@@ -115,11 +115,17 @@ impl TokenDecoder {
                         .collect(),
                 });
             if tokenizer.is_special(id) {
+                let mut carried = Some(Vec::new());
                 if self.pending_ids > 0 {
+                    let complete = self.pending_logprobs.iter().all(Option::is_some);
                     released += self.release(&mut current_logprobs);
                     has_current = true;
+                    if self.text.is_empty() {
+                        // Ids that decode to nothing (unknown ids) make no piece of their own:
+                        // they join the special token's, log probabilities included.
+                        carried = complete.then(|| std::mem::take(&mut current_logprobs));
+                    }
                 }
-                // Pending ids that decode to nothing (unknown ids) are counted but make no piece.
                 if has_current && !self.text.is_empty() {
                     let logprobs = std::mem::take(&mut current_logprobs);
                     let go_on = emit(&self.text, logprobs, PieceKind::Tokens);
@@ -130,7 +136,13 @@ impl TokenDecoder {
                 current_logprobs.clear();
                 self.text.clear();
                 has_current = false;
-                let logprobs = entry.into_iter().collect();
+                let logprobs = match (carried, entry) {
+                    (Some(mut entries), Some(entry)) => {
+                        entries.push(entry);
+                        entries
+                    }
+                    _ => Vec::new(),
+                };
                 released += 1;
                 if !emit(&pending_text(bytes), logprobs, PieceKind::SpecialToken) {
                     return released;
@@ -218,6 +230,23 @@ mod tests {
         assert_eq!(decode(&mut decoder, &[0xEF, 0xBF, 0xBD]), (Vec::new(), 0));
         let (pieces, _) = decode(&mut decoder, &[u32::from(b'x')]);
         assert_eq!(pieces, [("\u{FFFD}x".to_owned(), PieceKind::Tokens)]);
+    }
+
+    #[test]
+    fn unknown_ids_give_their_log_probabilities_to_the_special_token() {
+        let mut decoder = TokenDecoder::default();
+        let logprobs = [(-0.25, Vec::new()), (-0.5, Vec::new())];
+        let mut pieces = Vec::new();
+        decoder.decode_each(
+            &Bytes,
+            &[999, SPECIAL],
+            Some(&logprobs),
+            |text, entries, _| {
+                pieces.push((text.to_owned(), entries.len()));
+                true
+            },
+        );
+        assert_eq!(pieces, [("<special>".to_owned(), 2)]);
     }
 
     #[test]

@@ -200,10 +200,9 @@ impl StreamParser {
             self.emit_fragments(pos, self.text.len(), out, make);
             return Step::Wait(self.text.len());
         }
-        let hold = match self.partial_start(hay, DSML_CLOSE, true) {
-            Some(start) => pos + start,
-            None => self.text.len(),
-        };
+        let hold = self
+            .partial_start(pos, self.text.len(), DSML_CLOSE, true)
+            .unwrap_or(self.text.len());
         let keep = self.hold_from(pos, hold);
         self.emit_fragments(pos, keep, out, make);
         Step::Wait(keep)
@@ -214,12 +213,12 @@ impl StreamParser {
     /// and it begins in the piece the marker began in. The reference then holds the marker back
     /// with its event (tool-call header, `: `, a quote, `}`) until a later piece decides.
     pub(super) fn defers(&self, start: usize, from: usize, markers: &[&str], at_end: bool) -> bool {
-        let rest = &self.text[from..];
+        let end = self.text.len();
         !at_end
-            && !rest.is_empty()
-            && markers
-                .iter()
-                .any(|marker| self.partial_start(rest, marker, marker.contains(DSML)) == Some(0))
+            && from < end
+            && markers.iter().any(|marker| {
+                self.partial_start(from, end, marker, marker.contains(DSML)) == Some(from)
+            })
             && self.part_at(start) == self.part_at(from)
     }
 }

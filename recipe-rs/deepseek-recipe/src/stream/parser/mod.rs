@@ -354,24 +354,25 @@ impl StreamParser {
         self.text.drain(..pos);
     }
 
-    /// Start of a suffix of `hay` that `marker` may still complete. With token input the DSML
-    /// token and `</think>` are whole special tokens, so for `markup` (tags, as opposed to stop
-    /// sequences and fences, which are plain text whatever they spell) only a prefix of the text
-    /// before the special token counts (`<`, `</`).
-    fn partial_start(&self, hay: &str, marker: &str, markup: bool) -> Option<usize> {
-        let token_mode = self
-            .parts
-            .last()
-            .is_some_and(|part| part.kind != PieceKind::Text);
-        if !token_mode || !markup {
-            return partial_marker_start(hay, marker);
+    /// Start of a suffix of the held text `[from, end)` that `marker` may still complete. Tags
+    /// (`markup`, as opposed to stop sequences and fences, plain text whatever they spell) end in
+    /// a special token: a prefix from text chunks may go on in text, while one that comes from
+    /// token ids can only be the text before that token (`<`, `</`).
+    fn partial_start(&self, from: usize, end: usize, marker: &str, markup: bool) -> Option<usize> {
+        let hay = &self.text[from..end];
+        let start = from + partial_marker_start(hay, marker)?;
+        let from_tokens = self.parts.iter().enumerate().any(|(index, part)| {
+            part.end > start && self.part_start(index) < end && part.kind != PieceKind::Text
+        });
+        if !markup || !from_tokens {
+            return Some(start);
         }
         let special = marker.find(DSML).or_else(|| marker.find(THINK_END))?;
         let before = &marker.as_bytes()[..special];
         (1..=before.len().min(hay.len())).rev().find_map(|len| {
-            let start = hay.len() - len;
+            let start = end - len;
             before
-                .starts_with(&hay.as_bytes()[start..])
+                .starts_with(&self.text.as_bytes()[start..end])
                 .then_some(start)
         })
     }

@@ -119,19 +119,26 @@ impl StreamParser {
 
     /// Whether the bracket that starts a bare JSON document at `[start, from)` waits for more
     /// input: everything after it in its piece may still start the closing fence or a stop
-    /// sequence, as [`StreamParser::defers`] has it for markup.
+    /// sequence (and no stop sequence is complete there), as [`StreamParser::defers`] has it for
+    /// markup.
     fn bare_json_defers(&self, start: usize, from: usize, at_end: bool) -> bool {
-        let rest = &self.text[from..];
-        if at_end || rest.is_empty() || self.part_at(start) != self.part_at(from) {
+        let end = self.text.len();
+        if at_end || from == end || self.part_at(start) != self.part_at(from) {
             return false;
         }
         let stops = self.options.stop_sequences.iter().map(String::as_str);
+        if stops
+            .clone()
+            .any(|stop| !stop.is_empty() && self.text[from..].contains(stop))
+        {
+            return false;
+        }
         let held = stops
             .chain([FENCE_CLOSE])
             .filter(|marker| !marker.is_empty())
-            .filter_map(|marker| self.partial_start(rest, marker, false))
+            .filter_map(|marker| self.partial_start(from, end, marker, false))
             .min();
-        held == Some(0)
+        held == Some(from)
     }
 
     /// Drops the empty pieces lying within `[start, end]` of the held text: they yield no delta.
@@ -264,8 +271,8 @@ impl StreamParser {
                 pos
             };
             let markup = matches!(kind, Marker::ThinkEnd | Marker::DsmlOpen);
-            let partial = self.partial_start(&self.text[from..], marker, markup);
-            let mut marker_hold = partial.map_or(self.text.len(), |start| from + start);
+            let partial = self.partial_start(from, self.text.len(), marker, markup);
+            let mut marker_hold = partial.unwrap_or(self.text.len());
             let trims = match kind {
                 Marker::ThinkEnd => reasoning,
                 Marker::DsmlOpen => true,
@@ -331,12 +338,12 @@ impl StreamParser {
         if trimmed_end == end {
             return end;
         }
-        let before = &self.text[..trimmed_end];
-        let broken_tag = if before.len() >= marker.len() {
-            self.partial_start(before, marker, true).is_some()
+        let broken_tag = if trimmed_end >= marker.len() {
+            self.partial_start(0, trimmed_end, marker, true).is_some()
         } else {
-            let joined = [self.consumed_tail.as_str(), before].concat();
-            self.partial_start(&joined, marker, true).is_some()
+            // The prefix may have begun in text already consumed (read as text-chunk text).
+            let joined = [self.consumed_tail.as_str(), &self.text[..trimmed_end]].concat();
+            partial_marker_start(&joined, marker).is_some()
         };
         trimmed_end + usize::from(broken_tag)
     }
