@@ -31,6 +31,7 @@ def serve_from_args(args: argparse.Namespace, options: ConversionOptions) -> int
         conversion_options=options,
         tokenizer_path=args.tokenizer,
         max_completion_tokens=args.max_completion_tokens,
+        default_seed=args.seed,
     )
     engine = Engine(config)
     try:

@@ -65,6 +65,9 @@ class ServerSettings:
     # Caps every generation's budget (None: the official budget). For toy models, which rarely
     # stop on their own; when set, answers end with `length` sooner than the official API's.
     max_completion_tokens: int | None = None
+    # Sampling seed of requests that carry none (Responses and Messages have no `seed` field; None:
+    # a random seed per request). Makes every answer of a test server reproducible.
+    default_seed: int | None = None
 
     def model_names(self) -> list[str]:
         """Names listed by `/v1/models`: the model table, then the aliases."""
@@ -294,6 +297,8 @@ class ReferenceServer:
             cap = self.settings.max_completion_tokens
             if cap is not None:
                 engine_request.max_tokens = min(engine_request.max_tokens, cap)
+            if engine_request.seed is None:
+                engine_request.seed = self.settings.default_seed
         except ConversionError as error:
             return JSONResponse(error.body, status_code=error.status_code)
         except RecipeError as error:

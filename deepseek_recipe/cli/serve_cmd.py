@@ -49,6 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="cap every generation's budget (for toy models; default: the official budget)",
     )
     parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="sampling seed of requests without one (Responses, Messages; default: random)",
+    )
+    parser.add_argument(
         "--conversion-options",
         type=Path,
         default=None,
