@@ -62,10 +62,17 @@ def validate_stream_record(record: dict[str, Any]) -> list[Validated]:
     return checked
 
 
-def test_golden_streams_and_errors_validate_with_exactly_the_listed_differences() -> None:
+@pytest.fixture(scope="module")
+def streams() -> list[dict[str, Any]]:
+    return load_jsonl("streams/streams.jsonl")
+
+
+def test_golden_streams_and_errors_validate_with_exactly_the_listed_differences(
+    streams: list[dict[str, Any]],
+) -> None:
     used: set[ExtraField | OmittedField] = set()
     failures: list[str] = []
-    for record in load_jsonl("streams/streams.jsonl"):
+    for record in streams:
         try:
             for validated in validate_stream_record(record):
                 used |= validated.differences
@@ -84,9 +91,25 @@ def test_golden_streams_and_errors_validate_with_exactly_the_listed_differences(
 
 
 @pytest.mark.parametrize("protocol", sorted(COMPLETE_TYPES))
-def test_an_unknown_field_fails(protocol: str) -> None:
-    record = next(r for r in load_jsonl("streams/streams.jsonl") if r["protocol"] == protocol)
+def test_unknown_missing_or_mistyped_fields_fail(
+    protocol: str, streams: list[dict[str, Any]]
+) -> None:
+    record = next(r for r in streams if r["protocol"] == protocol)
     response = wire_value(record["expect"]["response"])
-    validate(COMPLETE_TYPES[protocol], response)
+    sdk_type = COMPLETE_TYPES[protocol]
+    validate(sdk_type, response)
     with pytest.raises(AssertionError, match="not a field of"):
-        validate(COMPLETE_TYPES[protocol], {**response, "surprise": 1})
+        validate(sdk_type, {**response, "surprise": 1})
+    with pytest.raises(ValidationError, match="Field required"):
+        validate(sdk_type, {k: v for k, v in response.items() if k != "model"})
+    with pytest.raises(ValidationError, match="should be a valid string"):
+        validate(sdk_type, {**response, "model": 1})
+
+
+def test_an_omission_counts_only_where_it_is_listed(streams: list[dict[str, Any]]) -> None:
+    """`created` may be missing from a `Model`, not from a chat completion."""
+    record = next(r for r in streams if r["protocol"] == "chat_completions")
+    response = wire_value(record["expect"]["response"])
+    without_created = {k: v for k, v in response.items() if k != "created"}
+    with pytest.raises(AssertionError, match=r"\.created: required field missing"):
+        validate(COMPLETE_TYPES["chat_completions"], without_created)
