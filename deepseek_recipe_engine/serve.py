@@ -50,6 +50,7 @@ def serve_from_args(args: argparse.Namespace, options: ConversionOptions) -> int
             body_timeout_s=args.body_timeout,
             max_connections=args.max_connections,
         ),
+        default_seed=args.seed,
     )
     engine = Engine(config)
     app = create_app(engine, settings)

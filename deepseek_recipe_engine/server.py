@@ -78,6 +78,9 @@ class ServerSettings:
     max_body_memory_bytes: int = 256 * 1024 * 1024  # request bodies held at once; beyond, 503
     connection_limits: ConnectionLimits = field(default_factory=ConnectionLimits)
     image_resolver: ImageResolver = field(default_factory=ImageResolver)  # V4.1 image counts
+    # Sampling seed of requests that carry none (Responses and Messages have no `seed` field; None:
+    # a random seed per request). Makes every answer of a test server reproducible.
+    default_seed: int | None = None
 
     def model_names(self) -> list[str]:
         """Names listed by `/v1/models`: the model table, then the aliases."""
@@ -289,6 +292,8 @@ class ReferenceServer:
             if isinstance(prepared, Response):
                 self.limit.release()
                 return prepared
+            if prepared.generation.seed is None:
+                prepared.generation.seed = self.settings.default_seed
             stream = self.engine.submit(prepared.generation)
         except ValueError as error:  # the engine refuses the request
             self.limit.release()

@@ -19,6 +19,7 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(cargo +nightly fuzz list)
 fi
+cargo +nightly fuzz build  # every target at once; the runs below find them built
 for target in "${targets[@]}"; do
     corpus="$corpus_root/$target"
     mkdir -p "$corpus"

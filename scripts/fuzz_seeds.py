@@ -99,7 +99,7 @@ def regenerate(target: str, vectors: Path, budget: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Regenerate the committed fuzz seeds.")
     parser.add_argument(
         "--vectors",
         type=Path,

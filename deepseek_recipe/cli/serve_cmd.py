@@ -113,6 +113,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "on their own; none with --weights: the official budget)",
     )
     parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="sampling seed of requests without one (Responses, Messages; default: random)",
+    )
+    parser.add_argument(
         "--conversion-options",
         type=Path,
         default=None,
