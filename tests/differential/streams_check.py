@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from deepseek_recipe import RecipeError
-from tests.differential.streams_gen import Case, generate
 from deepseek_recipe.vectors import StreamNormalizer as Normalizer
 from deepseek_recipe.vectors import stream_processor as _processor
+from tests.differential.streams_gen import Case, generate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PEER_PYTHON = REPO_ROOT / "bench" / ".peer-venv" / "bin" / "python"

@@ -34,7 +34,10 @@ from deepseek_recipe import Tokenizer
 Case = dict[str, Any]
 
 PEER_SCRIPT = Path(__file__).resolve().parent / "peer_streams.py"
-TOKENIZER_JSON = Path(__file__).resolve().parents[2] / "recipe-rs/deepseek-recipe/data/deepseek-v4/tokenizer.json"
+TOKENIZER_JSON = (
+    Path(__file__).resolve().parents[2]
+    / "recipe-rs/deepseek-recipe/data/deepseek-v4/tokenizer.json"
+)
 SHRINK_KEYS = ("inputs", "request")
 
 

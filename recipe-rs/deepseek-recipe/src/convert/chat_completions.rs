@@ -12,8 +12,8 @@ use super::sampling::{
 };
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_strict_mix, check_tool_names, declared_tools,
-    resolve_tool_choice, FunctionDecl, ToolChoiceParam,
+    check_strict_mix, check_tool_names, declared_tools, resolve_tool_choice, FunctionDecl,
+    ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::ApiError;

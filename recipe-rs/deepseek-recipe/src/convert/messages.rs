@@ -11,8 +11,7 @@ use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_tool_names, declared_tools, resolve_tool_choice,
-    FunctionDecl, ToolChoiceParam,
+    check_tool_names, declared_tools, resolve_tool_choice, FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{
     ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
@@ -20,9 +19,8 @@ use crate::conversation::{
 use crate::error::ApiError;
 use crate::protocol::messages::{
     ContentBlock, MessagesContent, MessagesDocumentSource, MessagesImageSource, MessagesMessage,
-    MessagesRequest,
-    MessagesToolChoice, SystemBlock, SystemParam, ToolReferenceParam, ToolResultBlock,
-    ToolResultContent,
+    MessagesRequest, MessagesToolChoice, SystemBlock, SystemParam, ToolReferenceParam,
+    ToolResultBlock, ToolResultContent,
 };
 
 /// The pass-back error of Messages.
@@ -612,9 +610,12 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
         for (block_index, block) in blocks.iter().enumerate() {
             if let ContentBlock::ToolUse { id, .. } = block {
                 if seen.contains(&id.as_str()) {
-                    return Err((index, ApiError::invalid_request(format!(
-                        "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
-                    ))));
+                    return Err((
+                        index,
+                        ApiError::invalid_request(format!(
+                            "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
+                        )),
+                    ));
                 }
                 seen.push(id);
             }
@@ -625,7 +626,10 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
     }
     if !pending.is_empty() {
         let last = messages.len() - 1;
-        return Err((messages.len(), unanswered(format!("messages.{last}:"), &pending)));
+        return Err((
+            messages.len(),
+            unanswered(format!("messages.{last}:"), &pending),
+        ));
     }
     Ok(())
 }

@@ -15,9 +15,8 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    build_tools, check_strict_mix, check_tool_name, declared_tools,
-    resolve_tool_choice, FunctionDecl,
-    ToolChoiceParam,
+    build_tools, check_strict_mix, check_tool_name, declared_tools, resolve_tool_choice,
+    FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, Tool, ToolCall};
 use crate::error::ApiError;
@@ -288,7 +287,11 @@ fn namespace_member_declaration(
     mut function: ResponsesFunctionTool,
     version: ModelVersion,
 ) -> FunctionDecl {
-    let name = format!("{namespace}{}{}", namespace_separator(version), function.name);
+    let name = format!(
+        "{namespace}{}{}",
+        namespace_separator(version),
+        function.name
+    );
     if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (version, namespace_description) {
         function.description = Some(format!(
             "{prefix}\n{}",
@@ -683,7 +686,9 @@ impl ItemConverter<'_> {
                     match output.call_id {
                         // Without a call id the output is a tool message answering no call.
                         None => transcript.push(message)?,
-                        Some(call_id) => self.push_output(index, call_id, message, &mut transcript)?,
+                        Some(call_id) => {
+                            self.push_output(index, call_id, message, &mut transcript)?
+                        }
                     }
                 }
                 InputItem::CustomToolCallOutput(output) => {
@@ -787,9 +792,8 @@ impl ItemConverter<'_> {
         let path = format!("input[{index}]");
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
-                ResponsesContentBlock::InputText { text } | ResponsesContentBlock::OutputText { text } => {
-                    builder.push_text(&text)
-                }
+                ResponsesContentBlock::InputText { text }
+                | ResponsesContentBlock::OutputText { text } => builder.push_text(&text),
                 ResponsesContentBlock::InputFile {} => builder.push_text("[Unsupported Document]"),
                 ResponsesContentBlock::InputImage {
                     image_url,
