@@ -70,7 +70,10 @@ class Oracle:
         [result] = self.core.generate([request])
         created = server_answer.get("created", server_answer.get("created_at"))
         processor = StreamProcessor(
-            converted, response_id=server_answer["id"], created=created, tokenizer=self.tokenizer
+            converted,
+            response_id=server_answer["id"],
+            created=created if isinstance(created, int) else None,  # else the comparison fails
+            tokenizer=self.tokenizer,
         )
         assert result.finish_reason is not None
         chunks = (

@@ -101,19 +101,21 @@ class _RecordingTransport(httpx2.BaseTransport):
         self._inner.close()
 
 
-def check_exchange(exchange: Exchange) -> list[sdk_strict.Validated]:
-    """Validates an answer strictly as the SDK type of its endpoint: error bodies, `/models`,
-    complete answers and every event of a stream (only its complete events: a client may stop
-    reading early)."""
-    text = exchange.body.decode("utf-8")
-    if exchange.status >= 400:
-        return [sdk_strict.validate_error(_json(text))]
-    if exchange.path.endswith("/models"):
-        return sdk_strict.validate_models(_json(text))
-    protocol = next(p for s, p in PROTOCOL_SUFFIXES.items() if exchange.path.endswith(s))
+def check_exchange(exchange: Exchange) -> None:
+    """Validates an answer strictly as the SDK type of its endpoint: an error body, `/models`, a
+    complete answer, or every event of a stream (read to its end by the test)."""
     if exchange.content_type.startswith("text/event-stream"):
-        return sdk_strict.validate_stream(protocol, sdk_strict.parse_sse(text))
-    return [sdk_strict.validate(sdk_strict.COMPLETE_TYPES[protocol], _json(text))]
+        protocol = next(p for s, p in PROTOCOL_SUFFIXES.items() if exchange.path.endswith(s))
+        sdk_strict.validate_stream(protocol, exchange.events())
+        return
+    payload = json.loads(exchange.body)  # leading keep-alive newlines are JSON whitespace
+    if exchange.status >= 400:
+        sdk_strict.validate_error(payload)
+    elif exchange.path.endswith("/models"):
+        sdk_strict.validate_models(payload)
+    else:
+        protocol = next(p for s, p in PROTOCOL_SUFFIXES.items() if exchange.path.endswith(s))
+        sdk_strict.validate(sdk_strict.COMPLETE_TYPES[protocol], payload)
 
 
 def check_all(exchanges: list[Exchange]) -> None:
@@ -125,7 +127,3 @@ def check_all(exchanges: list[Exchange]) -> None:
         except (AssertionError, ValidationError, ValueError) as error:
             problems.append(f"{exchange.describe()}: {error}")
     assert not problems, "answers that do not validate strictly:\n" + "\n".join(problems)
-
-
-def _json(text: str) -> object:
-    return json.loads(text)  # leading keep-alive newlines are JSON whitespace

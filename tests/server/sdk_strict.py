@@ -16,7 +16,7 @@ import copy
 import functools
 import json
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import anthropic.types as anthropic_types
@@ -137,22 +137,17 @@ _EXTRAS = {(f.owner, f.name): f for f in EXTRA_FIELDS}
 _OMITTED = {(f.owner, f.name): f for f in OMITTED_FIELDS}
 
 
-@dataclass(frozen=True)
-class Validated:
-    """A strictly validated payload and the deliberate differences it needed."""
-
-    model: BaseModel
-    differences: frozenset[ExtraField | OmittedField]
+Differences = frozenset[ExtraField | OmittedField]
+"""The listed differences a payload needed."""
 
 
-def validate(sdk_type: type[BaseModel], payload: object) -> Validated:
-    """`payload` validated strictly as `sdk_type`; raises `AssertionError` (or pydantic's
+def validate(sdk_type: type[BaseModel], payload: object) -> Differences:
+    """Validates `payload` strictly as `sdk_type`; raises `AssertionError` (or pydantic's
     `ValidationError`) naming the path of every field that is unknown, missing or mistyped,
-    unless it is a listed difference."""
+    unless it is a listed difference; returns the differences it needed."""
     adapter = _adapter(sdk_type)
     filled, stood_in = _fill_omitted(adapter, payload)
-    model = adapter.validate_python(filled, strict=True)
-    nodes = dict(_models(model, ()))
+    nodes = dict(_models(adapter.validate_python(filled, strict=True), ()))
     used: set[ExtraField | OmittedField] = set()
     for path in stood_in:
         owner = nodes.get(path[:-1])
@@ -167,20 +162,10 @@ def validate(sdk_type: type[BaseModel], payload: object) -> Validated:
             )
             _adapter(extra.annotation).validate_python(value, strict=True)
             used.add(extra)
-    return Validated(model, frozenset(used))
+    return frozenset(used)
 
 
-def event_type(union: object, payload: object) -> type[BaseModel]:
-    """The member of a stream-event union whose `type` is the payload's."""
-    assert isinstance(payload, dict), f"an event is a JSON object: {payload!r}"
-    kind = typing.cast(dict[str, object], payload).get("type")
-    for member in _union_members(union):
-        if kind in typing.get_args(member.model_fields["type"].annotation):
-            return member
-    raise AssertionError(f"unknown event type {kind!r}")
-
-
-def validate_error(payload: object) -> Validated:
+def validate_error(payload: object) -> Differences:
     """An error body: exactly `{"error": ...}` with OpenAI's error object, on every endpoint (the
     official Anthropic-compatible endpoint answers errors in OpenAI's shape too, not in
     `anthropic.types.ErrorResponse`'s)."""
@@ -188,36 +173,14 @@ def validate_error(payload: object) -> Validated:
     return validate(ErrorObject, typing.cast(dict[str, object], payload)["error"])
 
 
-def validate_chunk_stream(payloads: list[object]) -> list[Validated]:
-    """Chat Completions stream data: chunks, then `[DONE]` last."""
-    assert payloads and payloads[-1] == "[DONE]", "a chat stream ends with [DONE]"
-    return [validate(ChatCompletionChunk, payload) for payload in payloads[:-1]]
-
-
-def validate_response_events(events: list[tuple[str | None, object]]) -> list[Validated]:
-    """Responses stream events (SSE event name, data); the name must be the data's type."""
-    return [_named_event(ResponseStreamEvent, name, data) for name, data in events]
-
-
-def validate_message_events(events: list[tuple[str | None, object]]) -> list[Validated]:
-    """Messages stream events (SSE event name, data); pings are exactly `PING_EVENT`."""
-    checked = []
-    for name, data in events:
-        if name == "ping":
-            assert data == PING_EVENT, f"ping event {data!r}"
-            continue
-        checked.append(_named_event(RawMessageStreamEvent, name, data))
-    return checked
-
-
-def validate_models(payload: object) -> list[Validated]:
+def validate_models(payload: object) -> Differences:
     """`GET /models`: `{"object": "list", "data": [Model, ...]}`."""
     assert isinstance(payload, dict), f"models body {payload!r}"
     body = typing.cast(dict[str, object], payload)
     assert list(body) == ["object", "data"] and body["object"] == "list", f"models body {body!r}"
     data = body["data"]
     assert isinstance(data, list), f"models data {data!r}"
-    return [validate(openai_types.Model, item) for item in typing.cast(list[object], data)]
+    return _union(validate(openai_types.Model, item) for item in typing.cast(list[object], data))
 
 
 COMPLETE_TYPES: dict[str, type[BaseModel]] = {
@@ -228,13 +191,24 @@ COMPLETE_TYPES: dict[str, type[BaseModel]] = {
 """The SDK type of a complete (non-stream) answer, by protocol."""
 
 
-def validate_stream(protocol: str, events: list[tuple[str | None, object]]) -> list[Validated]:
-    """A protocol's stream, as (SSE event name, data) pairs."""
+def validate_stream(protocol: str, events: list[tuple[str | None, object]]) -> Differences:
+    """A protocol's stream, as (SSE event name, data) pairs: Chat Completions chunks then
+    `[DONE]`; Responses and Messages events whose SSE name is their type (Messages pings
+    exactly `PING_EVENT`)."""
     if protocol == "chat_completions":
-        return validate_chunk_stream([data for _, data in events])
-    if protocol == "responses":
-        return validate_response_events(events)
-    return validate_message_events(events)
+        assert events and events[-1][1] == "[DONE]", "a chat stream ends with [DONE]"
+        return _union(validate(ChatCompletionChunk, data) for _, data in events[:-1])
+    union = ResponseStreamEvent if protocol == "responses" else RawMessageStreamEvent
+    used: set[ExtraField | OmittedField] = set()
+    for name, data in events:
+        if protocol == "messages" and name == "ping":
+            assert data == PING_EVENT, f"ping event {data!r}"
+            continue
+        assert isinstance(data, dict), f"an event is a JSON object: {data!r}"
+        kind = typing.cast(dict[str, object], data).get("type")
+        assert name == kind, f"SSE event {name!r} carries a {kind!r} event"
+        used |= validate(_event_type(union, kind), data)
+    return frozenset(used)
 
 
 def parse_sse(body: str) -> list[tuple[str | None, object]]:
@@ -260,11 +234,16 @@ def parse_sse(body: str) -> list[tuple[str | None, object]]:
     return events
 
 
-def _named_event(union: object, name: str | None, data: object) -> Validated:
-    validated = validate(event_type(union, data), data)
-    kind = typing.cast(dict[str, object], data)["type"]
-    assert name == kind, f"SSE event {name!r} carries a {kind!r} event"
-    return validated
+def _event_type(union: object, kind: object) -> type[BaseModel]:
+    """The member of a stream-event union whose `type` is `kind`."""
+    for member in _union_members(union):
+        if kind in typing.get_args(member.model_fields["type"].annotation):
+            return member
+    raise AssertionError(f"unknown event type {kind!r}")
+
+
+def _union(parts: Iterable[Differences]) -> Differences:
+    return frozenset().union(*parts)
 
 
 @functools.cache
