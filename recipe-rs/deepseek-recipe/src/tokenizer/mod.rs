@@ -6,6 +6,7 @@
 //! (see `docs/tokenizer.md`).
 
 mod added;
+mod batch;
 mod bpe;
 mod bytelevel;
 mod chars;
@@ -153,7 +154,8 @@ impl Tokenizer {
     pub fn deepseek_v41() -> &'static Tokenizer {
         static DEEPSEEK_V41: OnceLock<Tokenizer> = OnceLock::new();
         DEEPSEEK_V41.get_or_init(|| {
-            Self::from_json(Self::deepseek_v41_json()).expect("the V4.1 tokenizer.json is supported")
+            Self::from_json(Self::deepseek_v41_json())
+                .expect("the V4.1 tokenizer.json is supported")
         })
     }
 
@@ -190,16 +192,97 @@ impl Tokenizer {
             return self.encode_segments(&segments);
         }
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        let mut state = EncodeState::default();
+        self.encode_into(text, allow_special, &mut out, &mut EncodeState::default());
+        out
+    }
+
+    /// Appends the ids of `text` to `out` on the calling thread, through `state`'s word cache.
+    fn encode_into<'t>(
+        &self,
+        text: &'t str,
+        allow_special: bool,
+        out: &mut Vec<u32>,
+        state: &mut EncodeState<'t>,
+    ) {
         if allow_special {
             self.inner.added.split(text, &mut |segment| match segment {
-                Segment::Text(part) => self.encode_plain(part, &mut out, &mut state),
+                Segment::Text(part) => self.encode_plain(part, out, state),
                 Segment::Token(id) => out.push(id),
             });
         } else {
-            self.encode_plain(text, &mut out, &mut state);
+            self.encode_plain(text, out, state);
         }
-        out
+    }
+
+    /// The ids of each of `texts` (as [`encode`](Self::encode) gives them), the texts shared
+    /// among up to [`threads`](Self::threads) threads. A batch of fewer texts than threads is
+    /// encoded text by text instead, each long one cut into parts as [`encode`](Self::encode) does.
+    pub fn encode_batch<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        allow_special: bool,
+    ) -> Vec<Vec<u32>> {
+        if texts.len() < self.threads {
+            return texts
+                .iter()
+                .map(|text| self.encode(text.as_ref(), allow_special))
+                .collect();
+        }
+        batch::map_items(
+            texts,
+            self.threads,
+            |text| text.as_ref().len(),
+            EncodeState::default,
+            |state, text| {
+                let text = text.as_ref();
+                let mut out = Vec::with_capacity(text.len() / 3 + 1);
+                self.encode_into(text, allow_special, &mut out, state);
+                out
+            },
+        )
+    }
+
+    /// The number of ids of each of `texts`, counted on up to [`threads`](Self::threads) threads
+    /// (a batch of fewer texts than threads text by text, as [`encode_batch`](Self::encode_batch)).
+    pub fn count_batch<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        allow_special: bool,
+    ) -> Vec<usize> {
+        if texts.len() < self.threads {
+            return texts
+                .iter()
+                .map(|text| self.count(text.as_ref(), allow_special))
+                .collect();
+        }
+        batch::map_items(
+            texts,
+            self.threads,
+            |text| text.as_ref().len(),
+            || (EncodeState::default(), Vec::new()),
+            |(state, out), text| {
+                out.clear();
+                self.encode_into(text.as_ref(), allow_special, out, state);
+                out.len()
+            },
+        )
+    }
+
+    /// The text of each id list (as [`decode`](Self::decode) gives it), decoded on up to
+    /// [`threads`](Self::threads) threads.
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] for an id no token has.
+    pub fn decode_batch<I: AsRef<[u32]> + Sync>(&self, batch: &[I]) -> Result<Vec<String>> {
+        batch::map_items(
+            batch,
+            self.threads,
+            |ids| ids.as_ref().len(),
+            || (),
+            |(), ids| self.decode(ids.as_ref()),
+        )
+        .into_iter()
+        .collect()
     }
 
     /// The ids of `segments` in order: each text is plain (added tokens not recognised), each
