@@ -39,6 +39,11 @@ const PARALLEL_MIN_BYTES: usize = 64 * 1024;
 /// A text is cut into at most one part per this many bytes for parallel encoding.
 const PARALLEL_PART_MIN_BYTES: usize = 32 * 1024;
 
+/// Parts per thread a long text is cut into: threads that finish early take more parts.
+const PARTS_PER_THREAD: usize = 4;
+/// The most words a batch worker's cache holds before it is emptied.
+const BATCH_CACHE_WORDS: usize = 1 << 14;
+
 /// A byte-level BPE tokenizer. Cloning is cheap (the tables are shared).
 ///
 /// A tokenizer encodes on the calling thread unless [`with_threads`](Self::with_threads) allows
@@ -235,6 +240,7 @@ impl Tokenizer {
             EncodeState::default,
             |state, text| {
                 let text = text.as_ref();
+                state.forget_words_over(BATCH_CACHE_WORDS);
                 let mut out = Vec::with_capacity(text.len() / 3 + 1);
                 self.encode_into(text, allow_special, &mut out, state);
                 out
@@ -261,6 +267,7 @@ impl Tokenizer {
             |text| text.as_ref().len(),
             || (EncodeState::default(), Vec::new()),
             |(state, out), text| {
+                state.forget_words_over(BATCH_CACHE_WORDS);
                 out.clear();
                 self.encode_into(text.as_ref(), allow_special, out, state);
                 out.len()
@@ -295,38 +302,39 @@ impl Tokenizer {
             self.encode_segments_into(segments, &mut out);
             return out;
         }
-        let chunks = parallel::split_segments(segments, text_bytes, parts);
-        let Some((first, rest)) = chunks.split_first() else {
-            return out;
-        };
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = rest
-                .iter()
-                .map(|chunk| {
-                    scope.spawn(move || {
-                        let mut ids = Vec::with_capacity(parallel::text_len(chunk) / 3 + 1);
-                        self.encode_segments_into(chunk, &mut ids);
-                        ids
-                    })
-                })
-                .collect();
-            self.encode_segments_into(first, &mut out);
-            for handle in handles {
-                match handle.join() {
-                    Ok(ids) => out.extend_from_slice(&ids),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-        });
+        let chunks = parallel::split_segments(segments, text_bytes, parts * PARTS_PER_THREAD);
+        let pieces = batch::map_items(
+            &chunks,
+            parts,
+            |chunk| parallel::text_len(chunk),
+            EncodeState::default,
+            |state, chunk| {
+                let mut ids = Vec::with_capacity(parallel::text_len(chunk) / 3 + 1);
+                self.encode_segments_with(chunk, &mut ids, state);
+                ids
+            },
+        );
+        for ids in pieces {
+            out.extend_from_slice(&ids);
+        }
         out
     }
 
     /// Appends the ids of `segments` to `out`, on the calling thread with one word cache.
     fn encode_segments_into(&self, segments: &[Segment<'_>], out: &mut Vec<u32>) {
-        let mut state = EncodeState::default();
+        self.encode_segments_with(segments, out, &mut EncodeState::default());
+    }
+
+    /// Appends the ids of `segments` to `out`, on the calling thread through `state`'s cache.
+    fn encode_segments_with<'t>(
+        &self,
+        segments: &[Segment<'t>],
+        out: &mut Vec<u32>,
+        state: &mut EncodeState<'t>,
+    ) {
         for segment in segments {
             match *segment {
-                Segment::Text(text) => self.encode_plain(text, out, &mut state),
+                Segment::Text(text) => self.encode_plain(text, out, state),
                 Segment::Token(id) => out.push(id),
             }
         }
