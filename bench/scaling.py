@@ -64,7 +64,7 @@ def table(results: dict[str, dict[str, Any]], sizes: dict[str, float], threads: 
                 cell = f"{size / seconds:.1f}"
                 if one and count > 1:
                     speedup = one / seconds
-                    cell += f" ({speedup:.1f}×, {100 * speedup / count:.0f}%)"
+                    cell += f" ({speedup:.1f}x, {100 * speedup / count:.0f}%)"
                 cells.append(cell)
             lines.append(f"| {implementation}, {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

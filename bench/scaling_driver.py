@@ -40,7 +40,9 @@ Workloads = dict[str, tuple[Work, Callable[[], object]]]
 """Workload name -> (the timed call, the call that returns the corpus ids to check, if any)."""
 
 
-def ours_workloads(spec: dict[str, Any], corpus: list[str], long_text: str, threads: int) -> Workloads:
+def ours_workloads(
+    spec: dict[str, Any], corpus: list[str], long_text: str, threads: int
+) -> Workloads:
     """This project's calls at `threads` threads."""
     import deepseek_recipe as dr
 
@@ -60,7 +62,9 @@ def ours_workloads(spec: dict[str, Any], corpus: list[str], long_text: str, thre
     }
 
 
-def peer_workloads(spec: dict[str, Any], corpus: list[str], long_text: str, threads: int) -> Workloads:
+def peer_workloads(
+    spec: dict[str, Any], corpus: list[str], long_text: str, threads: int
+) -> Workloads:
     """The published package's calls: `encode` mapped over a pool of `threads` threads."""
     import deepseek_recipe as peer
 
@@ -70,7 +74,7 @@ def peer_workloads(spec: dict[str, Any], corpus: list[str], long_text: str, thre
     def batch() -> list[list[int]]:
         return list(pool.map(tok.encode, corpus))
 
-    workloads = {"batch encode (pool)": (batch, batch)}
+    workloads: Workloads = {"batch encode (pool)": (batch, batch)}
     if threads == 1:
         workloads["long text encode (list)"] = (lambda: tok.encode(long_text), lambda: None)
     return workloads

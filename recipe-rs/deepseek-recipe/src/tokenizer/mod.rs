@@ -639,4 +639,29 @@ mod tests {
         let stripped = json.replacen("\"lstrip\": false", "\"lstrip\": true", 1);
         assert!(Tokenizer::from_json(&stripped).is_err());
     }
+
+    #[test]
+    fn batch_calls_give_what_single_calls_give() {
+        let single = v4().with_threads(1);
+        let line = "Batch text 42, 中文 <｜User｜> and  spaces\n";
+        let texts: Vec<String> = (0..300)
+            .map(|n| line.repeat(n % 37 + 1))
+            .chain([String::new(), line.repeat(3000)])
+            .collect();
+        for allow_special in [false, true] {
+            let expected: Vec<Vec<u32>> = texts
+                .iter()
+                .map(|text| single.encode(text, allow_special))
+                .collect();
+            for threads in [1, 3, 8] {
+                let tokenizer = single.with_threads(threads);
+                assert_eq!(tokenizer.encode_batch(&texts, allow_special), expected);
+                let counts: Vec<usize> = expected.iter().map(Vec::len).collect();
+                assert_eq!(tokenizer.count_batch(&texts, allow_special), counts);
+                let decoded = tokenizer.decode_batch(&expected).unwrap_or_default();
+                assert_eq!(decoded, texts);
+            }
+        }
+        assert!(v4().decode_batch(&[vec![1], vec![u32::MAX]]).is_err());
+    }
 }
