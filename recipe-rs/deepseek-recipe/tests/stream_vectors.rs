@@ -287,11 +287,7 @@ fn stream_regressions() {
         .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
         .collect();
     paths.sort();
-    assert!(
-        !paths.is_empty(),
-        "no stream regressions in {}",
-        dir.display()
-    );
+    assert!(!paths.is_empty(), "no stream regressions in {}", dir.display());
     let failures: Vec<String> = paths
         .iter()
         .filter_map(|path| {

@@ -11,8 +11,8 @@ use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_tool_names, check_unique_declarations, declared_tools, resolve_tool_choice, FunctionDecl,
-    ToolChoiceParam,
+    check_tool_names, check_unique_declarations, declared_tools, resolve_tool_choice,
+    FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{
     ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
@@ -601,12 +601,9 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
         for (block_index, block) in blocks.iter().enumerate() {
             if let ContentBlock::ToolUse { id, .. } = block {
                 if seen.contains(&id.as_str()) {
-                    return Err((
-                        index,
-                        ApiError::invalid_request(format!(
-                            "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
-                        )),
-                    ));
+                    return Err((index, ApiError::invalid_request(format!(
+                        "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
+                    ))));
                 }
                 seen.push(id);
             }

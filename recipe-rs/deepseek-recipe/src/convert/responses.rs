@@ -16,7 +16,8 @@ use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, c
 use super::thinking::resolve_thinking;
 use super::tools::{
     build_tools, check_strict_mix, check_tool_name, check_unique_declarations, declared_tools,
-    resolve_tool_choice, FunctionDecl, ToolChoiceParam,
+    resolve_tool_choice, FunctionDecl,
+    ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, Tool, ToolCall};
 use crate::error::ApiError;
@@ -283,11 +284,7 @@ fn namespace_member_declaration(
     mut function: ResponsesFunctionTool,
     version: ModelVersion,
 ) -> FunctionDecl {
-    let name = format!(
-        "{namespace}{}{}",
-        namespace_separator(version),
-        function.name
-    );
+    let name = format!("{namespace}{}{}", namespace_separator(version), function.name);
     if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (version, namespace_description) {
         function.description = Some(format!(
             "{prefix}\n{}",
@@ -672,9 +669,7 @@ impl ItemConverter<'_> {
                     match output.call_id {
                         // Without a call id the output is a tool message answering no call.
                         None => transcript.push(message)?,
-                        Some(call_id) => {
-                            self.push_output(index, call_id, message, &mut transcript)?
-                        }
+                        Some(call_id) => self.push_output(index, call_id, message, &mut transcript)?,
                     }
                 }
                 InputItem::CustomToolCallOutput(output) => {
@@ -778,8 +773,9 @@ impl ItemConverter<'_> {
         let path = format!("input[{index}]");
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
-                ResponsesContentBlock::InputText { text }
-                | ResponsesContentBlock::OutputText { text } => builder.push_text(&text),
+                ResponsesContentBlock::InputText { text } | ResponsesContentBlock::OutputText { text } => {
+                    builder.push_text(&text)
+                }
                 ResponsesContentBlock::InputFile {} => builder.push_text("[Unsupported Document]"),
                 ResponsesContentBlock::InputImage {
                     image_url,

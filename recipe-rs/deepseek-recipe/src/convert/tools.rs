@@ -145,11 +145,7 @@ pub(crate) fn check_tool_names(declarations: &[FunctionDecl]) -> Result<(), ApiE
 
 /// Rejects two declarations with the same name.
 pub(crate) fn check_unique_declarations(declarations: &[FunctionDecl]) -> Result<(), ApiError> {
-    check_unique_names(
-        declarations
-            .iter()
-            .map(|declaration| declaration.name.as_str()),
-    )
+    check_unique_names(declarations.iter().map(|declaration| declaration.name.as_str()))
 }
 
 /// The declarations as conversation tools: schemas validated (and strict ones normalised)

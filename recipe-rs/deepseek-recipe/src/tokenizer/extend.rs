@@ -35,10 +35,7 @@ pub(super) fn with_special_tokens(json: &str, spellings: &[&str]) -> Result<Stri
     let ids = vocab
         .values()
         .chain(added.iter().map(|token| &token["id"]))
-        .map(|id| {
-            id.as_u64()
-                .ok_or_else(|| invalid("a token id is not an integer"))
-        })
+        .map(|id| id.as_u64().ok_or_else(|| invalid("a token id is not an integer")))
         .collect::<Result<Vec<u64>>>()?;
     let mut next_id = ids.iter().max().map_or(0, |max| max + 1);
     for &spelling in spellings {
@@ -92,10 +89,7 @@ mod tests {
         assert_eq!(new.prompt_special_id("<｜A｜>"), Some(size));
         let text = "Hello <｜A｜> wörld, 12345 ｜B｜";
         assert_eq!(new.encode(text, false), old.encode(text, false));
-        assert_eq!(
-            new.encode("x<｜A｜>", true),
-            [old.encode("x", false), vec![size]].concat()
-        );
+        assert_eq!(new.encode("x<｜A｜>", true), [old.encode("x", false), vec![size]].concat());
     }
 
     #[test]
@@ -114,10 +108,7 @@ mod tests {
         for (json, spellings) in [
             ("[]", &["<a>"][..]),
             (r#"{"model": {"vocab": []}}"#, &["<a>"]),
-            (
-                r#"{"model": {"vocab": {"a": 0}}, "added_tokens": 1}"#,
-                &["<a>"],
-            ),
+            (r#"{"model": {"vocab": {"a": 0}}, "added_tokens": 1}"#, &["<a>"]),
             (r#"{"model": {"vocab": {"a": "x"}}}"#, &["<a>"]),
             (r#"{"model": {"vocab": {"a": 0}}}"#, &[""]),
             ("{", &["<a>"]),
