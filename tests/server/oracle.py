@@ -51,8 +51,9 @@ class Oracle:
     def __init__(self, live: LiveServer) -> None:
         server: ReferenceServer = live.app.state.server
         self.settings = server.settings
-        self.tokenizer = server.tokenizer
-        self.context_limit = server.context_limit
+        preparer = server.preparer
+        self.tokenizer = preparer.tokenizer
+        self.context_limit = preparer.context_limit
         self.core = EngineCore(live.engine.core.config)
 
     def answer(
