@@ -27,7 +27,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_until_up(base_url: str, process: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
+def wait_until_up(base_url: str, process: subprocess.Popen[bytes], timeout_s: float = 180) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
