@@ -370,9 +370,19 @@ fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), (usize, ApiE
         )
     };
     let mut pending: Vec<&str> = Vec::new();
+    let mut answered: Vec<&str> = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         match message {
             ChatMessage::Tool { tool_call_id, .. } => {
+                if !pending.is_empty() && answered.contains(&tool_call_id.as_str()) {
+                    return Err((
+                        index,
+                        ApiError::invalid_request(format!(
+                            "Duplicate value for 'tool_call_id' of {tool_call_id} in message[{index}]"
+                        )),
+                    ));
+                }
+                answered.push(tool_call_id);
                 match pending.iter().position(|id| id == tool_call_id) {
                     Some(position) => {
                         pending.remove(position);
@@ -399,6 +409,7 @@ fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), (usize, ApiE
                 if !pending.is_empty() {
                     return Err((index, insufficient()));
                 }
+                answered.clear();
                 if let ChatMessage::Assistant {
                     tool_calls: Some(calls),
                     ..

@@ -491,6 +491,8 @@ struct Transcript {
     after_assistant: bool,
     /// The open call group, if any.
     group: Option<CallGroup>,
+    /// Every call id so far (call ids are unique in a request).
+    call_ids: Vec<String>,
 }
 
 impl Transcript {
@@ -523,9 +525,20 @@ impl Transcript {
     }
 
     fn push_assistant(&mut self, mut message: Message) -> Result<(), ApiError> {
-        if self.after_assistant && self.reasoning.is_none() {
-            // Assistant messages in a row (no reasoning item between them) are one turn.
-            // Empty texts add nothing to the joined content.
+        let last_is_bare = self.messages.last().is_some_and(|last| {
+            last.content.is_empty() && last.reasoning_content.is_none()
+        });
+        if self.after_assistant && (self.reasoning.is_none() || last_is_bare) {
+            // Assistant messages in a row (no reasoning item between them, unless the first
+            // is empty) are one turn. Empty texts add nothing to the joined content.
+            if let Some(reasoning) = self.reasoning.take() {
+                if let Some(last) = self.messages.last_mut() {
+                    last.reasoning_content = Some(reasoning);
+                }
+                if let Some(missing) = self.missing_reasoning.last_mut() {
+                    *missing = false;
+                }
+            }
             if let Some(last) = self.messages.last_mut() {
                 if !last.content.is_empty() && !message.content.is_empty() {
                     last.content.push_str("\n\n");
@@ -546,7 +559,21 @@ impl Transcript {
     /// Adds a call: to the open group while no output arrived, else to a new group carried by
     /// the assistant message just before it or by a new one.
     fn push_call(&mut self, call: ToolCall) -> Result<(), ApiError> {
-        if let Some(group) = self.group.as_mut().filter(|group| group.outputs.is_empty()) {
+        if self.call_ids.contains(&call.id) {
+            return Err(ApiError::invalid_request(format!(
+                "Duplicate 'call_id': {}.",
+                call.id
+            )));
+        }
+        self.call_ids.push(call.id.clone());
+        // A call joins the open run while some call of it still waits for its output.
+        let waiting = |group: &CallGroup| {
+            group
+                .calls
+                .iter()
+                .any(|call| !group.outputs.iter().any(|(id, _)| *id == call.id))
+        };
+        if let Some(group) = self.group.as_mut().filter(|group| waiting(group)) {
             group.calls.push(call);
             return Ok(());
         }
@@ -591,6 +618,19 @@ impl Transcript {
         let Some(mut group) = self.group.take() else {
             return Ok(());
         };
+        // Of the calls without output the reference reports the greatest id; calls are
+        // written in id order.
+        if let Some(call) = group
+            .calls
+            .iter()
+            .filter(|call| !group.outputs.iter().any(|(id, _)| *id == call.id))
+            .max_by(|left, right| left.id.cmp(&right.id))
+        {
+            return Err(ApiError::invalid_request(format!(
+                "No tool output found for tool call {}.",
+                call.id
+            )));
+        }
         group.calls.sort_by(|left, right| left.id.cmp(&right.id));
         let mut results = Vec::new();
         for call in &group.calls {
