@@ -569,6 +569,8 @@ type PairingError = (usize, bool, ApiError);
 /// and every `tool_result` must answer a `tool_use` of the previous message.
 fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), PairingError> {
     let unanswered = |at: String, ids: &[&str]| {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
         ApiError::invalid_request(format!(
             "{at}`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
             ids.join(", ")

@@ -825,6 +825,31 @@ impl ItemConverter<'_> {
             ItemContent::Parts(parts) => parts,
         };
         let path = format!("input[{index}]");
+        // The image parts are checked first (image_url or file_id); their URLs are read while
+        // the content is built.
+        if self.version == ModelVersion::DeepseekV41Flash {
+            for (part_index, part) in parts.iter().enumerate() {
+                if let ResponsesContentBlock::InputImage {
+                    image_url, file_id, ..
+                } = part
+                {
+                    let part_path = format!("{path}.content[{part_index}]");
+                    let has_url = image_url.as_deref().is_some_and(|url| !url.is_empty());
+                    let has_file = file_id.as_deref().is_some_and(|id| !id.is_empty());
+                    let problem = match (has_url, has_file) {
+                        (false, false) => Some("input_image must have image_url or file_id"),
+                        (true, true) => Some("input_image cannot have both image_url and file_id"),
+                        (false, true) => Some(
+                            "file_id is not supported. Pass the image as a base64 data url instead.",
+                        ),
+                        (true, false) => None,
+                    };
+                    if let Some(problem) = problem {
+                        return Err(ApiError::invalid_request(format!("{part_path}: {problem}")));
+                    }
+                }
+            }
+        }
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
                 ResponsesContentBlock::InputText { text } | ResponsesContentBlock::OutputText { text } => {
