@@ -493,6 +493,8 @@ struct Transcript {
     group: Option<CallGroup>,
     /// Every call id so far (call ids are unique in a request).
     call_ids: Vec<String>,
+    /// Every call id answered so far (one output per call).
+    answered_ids: Vec<String>,
 }
 
 impl Transcript {
@@ -506,8 +508,36 @@ impl Transcript {
         });
     }
 
+    /// Whether the last message is an assistant turn without text or calls (later reasoning
+    /// and text join it).
+    fn last_is_bare_assistant(&self) -> bool {
+        self.after_assistant
+            && self.messages.last().is_some_and(|last| {
+                last.role == Role::Assistant && last.content.is_empty() && last.tool_calls.is_none()
+            })
+    }
+
+    /// Reasoning waiting for a turn joins a bare assistant turn just before it.
+    fn join_reasoning_to_last(&mut self) {
+        if let Some(reasoning) = self.reasoning.take() {
+            if let Some(last) = self.messages.last_mut() {
+                last.reasoning_content = Some(match last.reasoning_content.take() {
+                    Some(earlier) if !earlier.is_empty() => format!("{earlier}\n{reasoning}"),
+                    _ => reasoning,
+                });
+            }
+            if let Some(missing) = self.missing_reasoning.last_mut() {
+                *missing = false;
+            }
+        }
+    }
+
     /// Reasoning that no assistant message follows becomes an assistant turn of its own.
     fn flush_reasoning(&mut self) -> Result<(), ApiError> {
+        if self.reasoning.is_some() && self.last_is_bare_assistant() {
+            self.join_reasoning_to_last();
+            return Ok(());
+        }
         if self.reasoning.is_some() {
             self.after_assistant = false;
             self.push_assistant(text_message(Role::Assistant, String::new()))?;
@@ -525,20 +555,10 @@ impl Transcript {
     }
 
     fn push_assistant(&mut self, mut message: Message) -> Result<(), ApiError> {
-        let last_is_bare = self.messages.last().is_some_and(|last| {
-            last.content.is_empty() && last.reasoning_content.is_none()
-        });
-        if self.after_assistant && (self.reasoning.is_none() || last_is_bare) {
+        if self.after_assistant && (self.reasoning.is_none() || self.last_is_bare_assistant()) {
             // Assistant messages in a row (no reasoning item between them, unless the first
-            // is empty) are one turn. Empty texts add nothing to the joined content.
-            if let Some(reasoning) = self.reasoning.take() {
-                if let Some(last) = self.messages.last_mut() {
-                    last.reasoning_content = Some(reasoning);
-                }
-                if let Some(missing) = self.missing_reasoning.last_mut() {
-                    *missing = false;
-                }
-            }
+            // is bare) are one turn. Empty texts add nothing to the joined content.
+            self.join_reasoning_to_last();
             if let Some(last) = self.messages.last_mut() {
                 if !last.content.is_empty() && !message.content.is_empty() {
                     last.content.push_str("\n\n");
@@ -594,6 +614,11 @@ impl Transcript {
 
     /// Records the output of a call of the open group.
     fn push_output(&mut self, call_id: &str, messages: Vec<Message>) -> Result<(), ApiError> {
+        if self.answered_ids.iter().any(|id| id == call_id) {
+            return Err(ApiError::invalid_request(format!(
+                "Duplicate tool output for call_id: {call_id}."
+            )));
+        }
         let group = self
             .group
             .as_mut()
@@ -609,6 +634,7 @@ impl Transcript {
             )));
         }
         group.outputs.push((call_id.to_owned(), messages));
+        self.answered_ids.push(call_id.to_owned());
         Ok(())
     }
 
