@@ -644,13 +644,13 @@ impl Transcript {
         let Some(mut group) = self.group.take() else {
             return Ok(());
         };
-        // Of the calls without output the reference reports the greatest id; calls are
-        // written in id order.
+        // The reference reports an arbitrary call without output (its choice varies from run
+        // to run); the first one in request order is reported here. Calls are written in id
+        // order.
         if let Some(call) = group
             .calls
             .iter()
-            .filter(|call| !group.outputs.iter().any(|(id, _)| *id == call.id))
-            .max_by(|left, right| left.id.cmp(&right.id))
+            .find(|call| !group.outputs.iter().any(|(id, _)| *id == call.id))
         {
             return Err(ApiError::invalid_request(format!(
                 "No tool output found for tool call {}.",
