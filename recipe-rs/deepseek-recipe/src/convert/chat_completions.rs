@@ -415,7 +415,19 @@ fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), (usize, ApiE
                     ..
                 } = other
                 {
-                    pending = calls.iter().map(|call| call.id.as_str()).collect();
+                    pending = Vec::new();
+                    for call in calls {
+                        if pending.contains(&call.id.as_str()) {
+                            return Err((
+                                index,
+                                ApiError::invalid_request(format!(
+                                    "Duplicate value for 'tool_call_id' of {} in message[{index}]",
+                                    call.id
+                                )),
+                            ));
+                        }
+                        pending.push(call.id.as_str());
+                    }
                 }
             }
         }

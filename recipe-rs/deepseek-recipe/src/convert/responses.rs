@@ -75,15 +75,15 @@ impl ResponsesRequest {
         options: &ConversionOptions,
     ) -> Result<NamespaceToolMap, ApiError> {
         let separator = namespace_separator(options.model_version(&self.model)?);
+        let tools = self.tools.as_deref().unwrap_or_default();
+        let mut names = flattened_names(tools, separator).into_iter();
         let mut map = NamespaceToolMap::new();
-        for tool in self.tools.iter().flatten() {
+        for tool in tools {
             if let ResponsesTool::Namespace(namespace) = tool {
                 for member in &namespace.tools {
                     if let NamespaceMember::Function(function) = member {
-                        map.insert(
-                            format!("{}{separator}{}", namespace.name, function.name),
-                            (namespace.name.clone(), function.name.clone()),
-                        );
+                        let name = names.next().unwrap_or_default();
+                        map.insert(name, (namespace.name.clone(), function.name.clone()));
                     }
                 }
             }
@@ -289,7 +289,10 @@ fn namespace_member_declaration(
     version: ModelVersion,
 ) -> FunctionDecl {
     let name = format!("{namespace}{}{}", namespace_separator(version), function.name);
-    if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (version, namespace_description) {
+    if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (
+        version,
+        namespace_description.filter(|description| !description.is_empty()),
+    ) {
         function.description = Some(format!(
             "{prefix}\n{}",
             function.description.as_deref().unwrap_or_default()
@@ -397,11 +400,44 @@ fn apply_patch_declaration(version: ModelVersion) -> FunctionDecl {
 
 /// Flattens the declared tools into function declarations: custom `apply_patch` becomes a
 /// function, namespaces are flattened, web search is dropped or rejected, other types dropped.
+/// The flattened names of the namespace functions, in order: `<namespace><separator><name>`,
+/// with `_1`, `_2`, … appended while the name is taken by a function declared outside a
+/// namespace or by an earlier flattened function.
+fn flattened_names(tools: &[ResponsesTool], separator: &str) -> Vec<String> {
+    let mut taken: Vec<String> = tools
+        .iter()
+        .filter_map(|tool| match tool {
+            ResponsesTool::Function(function) => Some(function.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut names = Vec::new();
+    for tool in tools {
+        if let ResponsesTool::Namespace(namespace) = tool {
+            for member in &namespace.tools {
+                if let NamespaceMember::Function(function) = member {
+                    let base = format!("{}{separator}{}", namespace.name, function.name);
+                    let mut name = base.clone();
+                    let mut suffix = 0;
+                    while taken.contains(&name) {
+                        suffix += 1;
+                        name = format!("{base}_{suffix}");
+                    }
+                    taken.push(name.clone());
+                    names.push(name);
+                }
+            }
+        }
+    }
+    names
+}
+
 fn tool_declarations(
     tools: Vec<ResponsesTool>,
     version: ModelVersion,
     options: &ConversionOptions,
 ) -> Result<Vec<FunctionDecl>, ApiError> {
+    let mut flattened = flattened_names(&tools, namespace_separator(version)).into_iter();
     let mut declarations = Vec::new();
     for (index, tool) in tools.into_iter().enumerate() {
         match tool {
@@ -435,12 +471,16 @@ fn tool_declarations(
                                 &format!("tools[{index}].tools[{member_index}].name"),
                             )?;
                             local_names.push(function.name.clone());
-                            declarations.push(namespace_member_declaration(
+                            let mut declaration = namespace_member_declaration(
                                 &namespace.name,
                                 namespace.description.as_deref(),
                                 function,
                                 version,
-                            ));
+                            );
+                            if let Some(name) = flattened.next() {
+                                declaration.name = name;
+                            }
+                            declarations.push(declaration);
                         }
                         NamespaceMember::Custom(custom) => {
                             return Err(ApiError::invalid_request(format!(

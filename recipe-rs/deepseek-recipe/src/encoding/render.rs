@@ -85,7 +85,8 @@ impl<'a> Renderer<'a> {
 
     /// Whether anything besides system messages goes into the system block.
     fn has_preamble(&self) -> bool {
-        self.effort_text().is_some()
+        // Without messages the effort text alone opens no system block (V4.1).
+        (self.effort_text().is_some() && !self.conversation.messages.is_empty())
             || !self.listed_tools().is_empty()
             || has_response_format_section(self.conversation.response_format)
     }
