@@ -151,6 +151,10 @@ impl<'a> Renderer<'a> {
             Role::User => self.write_user_text(message),
             Role::Tool => return self.write_tool_results(index),
             Role::LatestReminder => {
+                let repeated = index > 0 && messages[index - 1].role == Role::LatestReminder;
+                if repeated && self.dialect.skip_repeated_latest_reminders {
+                    return index + 1;
+                }
                 self.builder.special(&self.tokens.latest_reminder);
                 self.builder
                     .text_with_images(&message.content, &message.images);
