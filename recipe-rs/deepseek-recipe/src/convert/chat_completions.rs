@@ -3,7 +3,9 @@
 use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
-use super::images::{image_detail, image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
+use super::images::{
+    image_detail, image_url_source, is_valid_base64, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE,
+};
 use super::options::{ConversionOptions, ModelVersion};
 use super::request::ConvertedRequest;
 use super::response_context::ResponseContext;
@@ -15,7 +17,7 @@ use super::tools::{
     check_strict_mix, check_tool_names, declared_tools, resolve_tool_choice, FunctionDecl,
     ToolChoiceParam,
 };
-use crate::conversation::{Message, Role, ToolCall};
+use crate::conversation::{ImageDetail, Message, Role, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::chat_completions::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatResponseFormat,
@@ -180,6 +182,53 @@ impl ChatCompletionRequest {
     }
 }
 
+/// A file part's data URL, or why the part is refused.
+fn file_part<'a>(
+    file_id: Option<&str>,
+    file_data: Option<&'a str>,
+    has_filename: bool,
+) -> Result<&'a str, &'static str> {
+    match (file_id, file_data) {
+        (Some(_), Some(_)) => Err("file cannot have both file_id and file_data"),
+        (Some(_), None) if has_filename => Err("file cannot have filename when file_id is present"),
+        (Some(_), None) => {
+            Err("file_id is not supported. Pass the image as a base64 data url instead.")
+        }
+        (None, None) => Err("file must have a file_id or file_data"),
+        (None, Some(data)) => check_file_data(data).map(|()| data),
+    }
+}
+
+/// A file part's `file_data`: a base64 data URL of a supported image type.
+fn check_file_data(data: &str) -> Result<(), &'static str> {
+    const NOT_VALID: &str = "file_data is not a valid base64 data url";
+    let rest = match data.get(..5) {
+        Some(scheme) if scheme.eq_ignore_ascii_case("data:") => &data[5..],
+        _ => return Err(NOT_VALID),
+    };
+    let media_end = rest.find([';', ',']).unwrap_or(rest.len());
+    let media_type = rest[..media_end].trim().to_ascii_lowercase();
+    if ![
+        "image/webp",
+        "image/png",
+        "image/jpeg",
+        "image/jpg",
+        "image/gif",
+    ]
+    .contains(&media_type.as_str())
+    {
+        return Err("You have uploaded an unsupported file. Please make sure your file is valid and has one of the following formats: webp, png, jpeg, and gif.");
+    }
+    let Some(comma) = rest.find(',') else {
+        return Err(NOT_VALID);
+    };
+    let header = &rest[..comma];
+    if !header.to_ascii_lowercase().ends_with(";base64") || !is_valid_base64(&rest[comma + 1..]) {
+        return Err(NOT_VALID);
+    }
+    Ok(())
+}
+
 /// Builds one message's text (and images, for V4.1) from its content.
 fn build_content(
     content: ChatContent,
@@ -196,6 +245,24 @@ fn build_content(
         ChatContent::Parts(parts) => parts,
     };
     let path = format!(".messages[{index}]");
+    // V4.1 checks every file part first (a file is an image given as a base64 data URL), then
+    // builds the content in order.
+    let mut files = Vec::new();
+    if version == ModelVersion::DeepseekV41Flash {
+        for part in &parts {
+            if let ChatContentPart::File {
+                file_id,
+                file_data,
+                filename,
+            } = part
+            {
+                let data = file_part(file_id.as_deref(), file_data.as_deref(), filename.is_some())
+                    .map_err(|detail| ApiError::invalid_request(format!("{path}: {detail}")))?;
+                files.push(data.to_owned());
+            }
+        }
+    }
+    let mut files = files.into_iter();
     for (part_index, part) in parts.into_iter().enumerate() {
         match (part, version) {
             (ChatContentPart::Text { text }, _) => builder.push_text(&text),
@@ -204,9 +271,14 @@ fn build_content(
                 ModelVersion::DeepseekV4Pro,
             ) => builder.push_text(UNSUPPORTED_IMAGE_TEXT),
             (ChatContentPart::File { .. }, ModelVersion::DeepseekV41Flash) => {
-                return Err(ApiError::invalid_request(format!(
-                    "{path}: file must have a file_id or file_data"
-                )));
+                // The file's data URL is then read like an image URL.
+                let location = files.next().unwrap_or_default();
+                let source = image_url_source(&location, ImageDetail::High, &path, |len| {
+                    format!(
+                        "{path}.image_url.url[{part_index}]: image_url.url external link length {len} too long, max link length {MAX_IMAGE_URL_BYTES}. {URL_TOO_LONG_ADVICE}"
+                    )
+                })?;
+                builder.push_image(source, image_token);
             }
             (ChatContentPart::ImageUrl { image_url }, ModelVersion::DeepseekV41Flash) => {
                 let source = image_url_source(
@@ -236,14 +308,19 @@ fn check_assistant_parts(
     let ChatContent::Parts(parts) = content else {
         return Ok(());
     };
-    if version == ModelVersion::DeepseekV41Flash
-        && parts
-            .iter()
-            .any(|part| matches!(part, ChatContentPart::File { .. }))
-    {
-        return Err(ApiError::invalid_request(format!(
-            ".messages[{index}]: file must have a file_id or file_data"
-        )));
+    if version == ModelVersion::DeepseekV41Flash {
+        for part in parts {
+            if let ChatContentPart::File {
+                file_id,
+                file_data,
+                filename,
+            } = part
+            {
+                file_part(file_id.as_deref(), file_data.as_deref(), filename.is_some()).map_err(
+                    |detail| ApiError::invalid_request(format!(".messages[{index}]: {detail}")),
+                )?;
+            }
+        }
     }
     // V4 shows images as a text note anywhere; V4.1 refuses them in assistant messages.
     if version == ModelVersion::DeepseekV41Flash
@@ -370,9 +447,19 @@ fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), (usize, ApiE
         )
     };
     let mut pending: Vec<&str> = Vec::new();
+    let mut answered: Vec<&str> = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         match message {
             ChatMessage::Tool { tool_call_id, .. } => {
+                if !pending.is_empty() && answered.contains(&tool_call_id.as_str()) {
+                    return Err((
+                        index,
+                        ApiError::invalid_request(format!(
+                            "Duplicate value for 'tool_call_id' of {tool_call_id} in message[{index}]"
+                        )),
+                    ));
+                }
+                answered.push(tool_call_id);
                 match pending.iter().position(|id| id == tool_call_id) {
                     Some(position) => {
                         pending.remove(position);
@@ -399,12 +486,25 @@ fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), (usize, ApiE
                 if !pending.is_empty() {
                     return Err((index, insufficient()));
                 }
+                answered.clear();
                 if let ChatMessage::Assistant {
                     tool_calls: Some(calls),
                     ..
                 } = other
                 {
-                    pending = calls.iter().map(|call| call.id.as_str()).collect();
+                    pending = Vec::new();
+                    for call in calls {
+                        if pending.contains(&call.id.as_str()) {
+                            return Err((
+                                index,
+                                ApiError::invalid_request(format!(
+                                    "Duplicate value for 'tool_call_id' of {} in message[{index}]",
+                                    call.id
+                                )),
+                            ));
+                        }
+                        pending.push(call.id.as_str());
+                    }
                 }
             }
         }

@@ -99,14 +99,23 @@ impl MessagesRequest {
         // Messages are checked one by one: a pairing error is reported at its message.
         let pairing_error = check_tool_pairing(&self.messages).err();
         let count = self.messages.len();
+        let pairing_error_at = |index: usize, after: bool| {
+            pairing_error
+                .as_ref()
+                .filter(|(at, when, _)| *at == index && *when == after)
+                .map(|(_, _, error)| error.clone())
+        };
         for (index, message) in self.messages.into_iter().enumerate() {
+            if let Some(error) = pairing_error_at(index, false) {
+                return Err(error);
+            }
             converter.convert(index, message, &mut messages)?;
-            if let Some((_, error)) = pairing_error.as_ref().filter(|(at, _)| *at == index) {
-                return Err(error.clone());
+            if let Some(error) = pairing_error_at(index, true) {
+                return Err(error);
             }
         }
-        if let Some((_, error)) = pairing_error.as_ref().filter(|(at, _)| *at == count) {
-            return Err(error.clone());
+        if let Some(error) = pairing_error_at(count, true) {
+            return Err(error);
         }
         let (mut messages, missing_reasoning): (Vec<Message>, Vec<bool>) = messages
             .into_iter()
@@ -549,12 +558,17 @@ fn is_padded_base64(data: &str) -> bool {
     }
 }
 
+/// A pairing error and where the reference reports it: at message `at`, before converting it
+/// or (`after`) once it is converted; `at` is the message count for a `tool_use` in the last
+/// message.
+type PairingError = (usize, bool, ApiError);
+
 /// Every `tool_use` must be answered by `tool_result` blocks at the start of the next message,
-/// and every `tool_result` must answer a `tool_use` of the previous message. The error comes
-/// with the index of the message it is reported at (after that message is converted; the
-/// message count for a `tool_use` in the last message).
-fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiError)> {
+/// and every `tool_result` must answer a `tool_use` of the previous message.
+fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), PairingError> {
     let unanswered = |at: String, ids: &[&str]| {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
         ApiError::invalid_request(format!(
             "{at}`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
             ids.join(", ")
@@ -576,19 +590,23 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
             })
             .collect();
         if !pending.is_empty() && leading_results.is_empty() {
-            return Err((index, unanswered(format!("messages.{index}: "), &pending)));
+            return Err((
+                index,
+                false,
+                unanswered(format!("messages.{index}: "), &pending),
+            ));
         }
         let mut answered: Vec<&str> = Vec::new();
         for (block_index, block) in blocks.iter().enumerate() {
             if let ContentBlock::ToolResult { tool_use_id, .. } = block {
                 if answered.contains(&tool_use_id.as_str()) {
-                    return Err((index, ApiError::invalid_request(format!(
+                    return Err((index, false, ApiError::invalid_request(format!(
                         "messages.{index}.content.{block_index}: each tool_use must have a single result. Found multiple `tool_result` blocks with id: {tool_use_id}"
                     ))));
                 }
                 answered.push(tool_use_id);
                 if !pending.contains(&tool_use_id.as_str()) {
-                    return Err((index, ApiError::invalid_request(format!(
+                    return Err((index, false, ApiError::invalid_request(format!(
                         "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
                     ))));
                 }
@@ -600,10 +618,22 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
             .filter(|id| !leading_results.contains(id))
             .collect();
         if !missing.is_empty() {
-            return Err((
-                index,
-                unanswered(format!("messages.{}:", index - 1), &missing),
-            ));
+            // Only tool results in the next message: reported at the `tool_use` message;
+            // otherwise at the next message.
+            let only_results = matches!(
+                message,
+                MessagesMessage::User(MessagesContent::Blocks(_))
+                    | MessagesMessage::Assistant(MessagesContent::Blocks(_))
+                    | MessagesMessage::System(MessagesContent::Blocks(_))
+            ) && blocks
+                .iter()
+                .all(|block| matches!(block, ContentBlock::ToolResult { .. }));
+            let at = if only_results {
+                format!("messages.{}:", index - 1)
+            } else {
+                format!("messages.{index}: ")
+            };
+            return Err((index, true, unanswered(at, &missing)));
         }
         pending.clear();
         let mut seen: Vec<&str> = Vec::new();
@@ -612,6 +642,7 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
                 if seen.contains(&id.as_str()) {
                     return Err((
                         index,
+                        true,
                         ApiError::invalid_request(format!(
                             "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
                         )),
@@ -628,6 +659,7 @@ fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), (usize, ApiErr
         let last = messages.len() - 1;
         return Err((
             messages.len(),
+            true,
             unanswered(format!("messages.{last}:"), &pending),
         ));
     }
@@ -660,7 +692,7 @@ mod tests {
             ]}"#,
         )
         .unwrap();
-        let (at, err) = check_tool_pairing(&request.messages).unwrap_err();
+        let (at, _, err) = check_tool_pairing(&request.messages).unwrap_err();
         assert_eq!(at, 2);
         assert!(err
             .error

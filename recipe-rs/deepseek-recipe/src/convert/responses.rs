@@ -74,15 +74,15 @@ impl ResponsesRequest {
         options: &ConversionOptions,
     ) -> Result<NamespaceToolMap, ApiError> {
         let separator = namespace_separator(options.model_version(&self.model)?);
+        let tools = self.tools.as_deref().unwrap_or_default();
+        let mut names = flattened_names(tools, separator).into_iter();
         let mut map = NamespaceToolMap::new();
-        for tool in self.tools.iter().flatten() {
+        for tool in tools {
             if let ResponsesTool::Namespace(namespace) = tool {
                 for member in &namespace.tools {
                     if let NamespaceMember::Function(function) = member {
-                        map.insert(
-                            format!("{}{separator}{}", namespace.name, function.name),
-                            (namespace.name.clone(), function.name.clone()),
-                        );
+                        let name = names.next().unwrap_or_default();
+                        map.insert(name, (namespace.name.clone(), function.name.clone()));
                     }
                 }
             }
@@ -292,7 +292,10 @@ fn namespace_member_declaration(
         namespace_separator(version),
         function.name
     );
-    if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (version, namespace_description) {
+    if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (
+        version,
+        namespace_description.filter(|description| !description.is_empty()),
+    ) {
         function.description = Some(format!(
             "{prefix}\n{}",
             function.description.as_deref().unwrap_or_default()
@@ -400,11 +403,44 @@ fn apply_patch_declaration(version: ModelVersion) -> FunctionDecl {
 
 /// Flattens the declared tools into function declarations: custom `apply_patch` becomes a
 /// function, namespaces are flattened, web search is dropped or rejected, other types dropped.
+/// The flattened names of the namespace functions, in order: `<namespace><separator><name>`,
+/// with `_1`, `_2`, … appended while the name is taken by a function declared outside a
+/// namespace or by an earlier flattened function.
+fn flattened_names(tools: &[ResponsesTool], separator: &str) -> Vec<String> {
+    let mut taken: Vec<String> = tools
+        .iter()
+        .filter_map(|tool| match tool {
+            ResponsesTool::Function(function) => Some(function.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut names = Vec::new();
+    for tool in tools {
+        if let ResponsesTool::Namespace(namespace) = tool {
+            for member in &namespace.tools {
+                if let NamespaceMember::Function(function) = member {
+                    let base = format!("{}{separator}{}", namespace.name, function.name);
+                    let mut name = base.clone();
+                    let mut suffix = 0;
+                    while taken.contains(&name) {
+                        suffix += 1;
+                        name = format!("{base}_{suffix}");
+                    }
+                    taken.push(name.clone());
+                    names.push(name);
+                }
+            }
+        }
+    }
+    names
+}
+
 fn tool_declarations(
     tools: Vec<ResponsesTool>,
     version: ModelVersion,
     options: &ConversionOptions,
 ) -> Result<Vec<FunctionDecl>, ApiError> {
+    let mut flattened = flattened_names(&tools, namespace_separator(version)).into_iter();
     let mut declarations = Vec::new();
     for (index, tool) in tools.into_iter().enumerate() {
         match tool {
@@ -438,12 +474,16 @@ fn tool_declarations(
                                 &format!("tools[{index}].tools[{member_index}].name"),
                             )?;
                             local_names.push(function.name.clone());
-                            declarations.push(namespace_member_declaration(
+                            let mut declaration = namespace_member_declaration(
                                 &namespace.name,
                                 namespace.description.as_deref(),
                                 function,
                                 version,
-                            ));
+                            );
+                            if let Some(name) = flattened.next() {
+                                declaration.name = name;
+                            }
+                            declarations.push(declaration);
                         }
                         NamespaceMember::Custom(custom) => {
                             return Err(ApiError::invalid_request(format!(
@@ -494,6 +534,10 @@ struct Transcript {
     after_assistant: bool,
     /// The open call group, if any.
     group: Option<CallGroup>,
+    /// Every call id so far (call ids are unique in a request).
+    call_ids: Vec<String>,
+    /// Every call id answered so far (one output per call).
+    answered_ids: Vec<String>,
 }
 
 impl Transcript {
@@ -507,8 +551,36 @@ impl Transcript {
         });
     }
 
+    /// Whether the last message is an assistant turn without text or calls (later reasoning
+    /// and text join it).
+    fn last_is_bare_assistant(&self) -> bool {
+        self.after_assistant
+            && self.messages.last().is_some_and(|last| {
+                last.role == Role::Assistant && last.content.is_empty() && last.tool_calls.is_none()
+            })
+    }
+
+    /// Reasoning waiting for a turn joins a bare assistant turn just before it.
+    fn join_reasoning_to_last(&mut self) {
+        if let Some(reasoning) = self.reasoning.take() {
+            if let Some(last) = self.messages.last_mut() {
+                last.reasoning_content = Some(match last.reasoning_content.take() {
+                    Some(earlier) if !earlier.is_empty() => format!("{earlier}\n{reasoning}"),
+                    _ => reasoning,
+                });
+            }
+            if let Some(missing) = self.missing_reasoning.last_mut() {
+                *missing = false;
+            }
+        }
+    }
+
     /// Reasoning that no assistant message follows becomes an assistant turn of its own.
     fn flush_reasoning(&mut self) -> Result<(), ApiError> {
+        if self.reasoning.is_some() && self.last_is_bare_assistant() {
+            self.join_reasoning_to_last();
+            return Ok(());
+        }
         if self.reasoning.is_some() {
             self.after_assistant = false;
             self.push_assistant(text_message(Role::Assistant, String::new()))?;
@@ -526,9 +598,10 @@ impl Transcript {
     }
 
     fn push_assistant(&mut self, mut message: Message) -> Result<(), ApiError> {
-        if self.after_assistant && self.reasoning.is_none() {
-            // Assistant messages in a row (no reasoning item between them) are one turn.
-            // Empty texts add nothing to the joined content.
+        if self.after_assistant && (self.reasoning.is_none() || self.last_is_bare_assistant()) {
+            // Assistant messages in a row (no reasoning item between them, unless the first
+            // is bare) are one turn. Empty texts add nothing to the joined content.
+            self.join_reasoning_to_last();
             if let Some(last) = self.messages.last_mut() {
                 if !last.content.is_empty() && !message.content.is_empty() {
                     last.content.push_str("\n\n");
@@ -549,7 +622,21 @@ impl Transcript {
     /// Adds a call: to the open group while no output arrived, else to a new group carried by
     /// the assistant message just before it or by a new one.
     fn push_call(&mut self, call: ToolCall) -> Result<(), ApiError> {
-        if let Some(group) = self.group.as_mut().filter(|group| group.outputs.is_empty()) {
+        if self.call_ids.contains(&call.id) {
+            return Err(ApiError::invalid_request(format!(
+                "Duplicate 'call_id': {}.",
+                call.id
+            )));
+        }
+        self.call_ids.push(call.id.clone());
+        // A call joins the open run while some call of it still waits for its output.
+        let waiting = |group: &CallGroup| {
+            group
+                .calls
+                .iter()
+                .any(|call| !group.outputs.iter().any(|(id, _)| *id == call.id))
+        };
+        if let Some(group) = self.group.as_mut().filter(|group| waiting(group)) {
             group.calls.push(call);
             return Ok(());
         }
@@ -570,6 +657,11 @@ impl Transcript {
 
     /// Records the output of a call of the open group.
     fn push_output(&mut self, call_id: &str, messages: Vec<Message>) -> Result<(), ApiError> {
+        if self.answered_ids.iter().any(|id| id == call_id) {
+            return Err(ApiError::invalid_request(format!(
+                "Duplicate tool output for call_id: {call_id}."
+            )));
+        }
         let group = self
             .group
             .as_mut()
@@ -585,6 +677,7 @@ impl Transcript {
             )));
         }
         group.outputs.push((call_id.to_owned(), messages));
+        self.answered_ids.push(call_id.to_owned());
         Ok(())
     }
 
@@ -594,6 +687,19 @@ impl Transcript {
         let Some(mut group) = self.group.take() else {
             return Ok(());
         };
+        // The reference reports an arbitrary call without output (its choice varies from run
+        // to run); the first one in request order is reported here. Calls are written in id
+        // order.
+        if let Some(call) = group
+            .calls
+            .iter()
+            .find(|call| !group.outputs.iter().any(|(id, _)| *id == call.id))
+        {
+            return Err(ApiError::invalid_request(format!(
+                "No tool output found for tool call {}.",
+                call.id
+            )));
+        }
         group.calls.sort_by(|left, right| left.id.cmp(&right.id));
         let mut results = Vec::new();
         for call in &group.calls {
@@ -790,6 +896,31 @@ impl ItemConverter<'_> {
             ItemContent::Parts(parts) => parts,
         };
         let path = format!("input[{index}]");
+        // The image parts are checked first (image_url or file_id); their URLs are read while
+        // the content is built.
+        if self.version == ModelVersion::DeepseekV41Flash {
+            for (part_index, part) in parts.iter().enumerate() {
+                if let ResponsesContentBlock::InputImage {
+                    image_url, file_id, ..
+                } = part
+                {
+                    let part_path = format!("{path}.content[{part_index}]");
+                    let has_url = image_url.as_deref().is_some_and(|url| !url.is_empty());
+                    let has_file = file_id.as_deref().is_some_and(|id| !id.is_empty());
+                    let problem = match (has_url, has_file) {
+                        (false, false) => Some("input_image must have image_url or file_id"),
+                        (true, true) => Some("input_image cannot have both image_url and file_id"),
+                        (false, true) => Some(
+                            "file_id is not supported. Pass the image as a base64 data url instead.",
+                        ),
+                        (true, false) => None,
+                    };
+                    if let Some(problem) = problem {
+                        return Err(ApiError::invalid_request(format!("{part_path}: {problem}")));
+                    }
+                }
+            }
+        }
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
                 ResponsesContentBlock::InputText { text }

@@ -33,4 +33,6 @@ pub(crate) struct Dialect {
     /// Whether empty user texts add nothing to a user turn (V4) rather than a blank-line
     /// separator like any other text (V4.1).
     pub(crate) skip_empty_user_texts: bool,
+    /// Whether a latest reminder right after another one is left out (V4.1).
+    pub(crate) skip_repeated_latest_reminders: bool,
 }

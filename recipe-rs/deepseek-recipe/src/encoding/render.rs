@@ -85,7 +85,8 @@ impl<'a> Renderer<'a> {
 
     /// Whether anything besides system messages goes into the system block.
     fn has_preamble(&self) -> bool {
-        self.effort_text().is_some()
+        // Without messages the effort text alone opens no system block (V4.1).
+        (self.effort_text().is_some() && !self.conversation.messages.is_empty())
             || !self.listed_tools().is_empty()
             || has_response_format_section(self.conversation.response_format)
     }
@@ -150,6 +151,10 @@ impl<'a> Renderer<'a> {
             Role::User => self.write_user_text(message),
             Role::Tool => return self.write_tool_results(index),
             Role::LatestReminder => {
+                let repeated = index > 0 && messages[index - 1].role == Role::LatestReminder;
+                if repeated && self.dialect.skip_repeated_latest_reminders {
+                    return index + 1;
+                }
                 self.builder.special(&self.tokens.latest_reminder);
                 self.builder
                     .text_with_images(&message.content, &message.images);

@@ -20,6 +20,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     json_object_section: "\n\nYou are a helpful assistant designed to output JSON.\n\
                           ## Response Format:\n\nReply with JSON object ONLY.",
     skip_empty_user_texts: true,
+    skip_repeated_latest_reminders: false,
 };
 
 const ABSOLUTE_MAXIMUM: &str = "Reasoning Effort: Absolute maximum with no shortcuts permitted.\n\

@@ -21,6 +21,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     json_object_section: "\n\n## Response Format:\n\nYou MUST strictly adhere to the following \
                           schema to reply:\n{\"type\": \"json_object\"}",
     skip_empty_user_texts: false,
+    skip_repeated_latest_reminders: true,
 };
 
 /// V4.1 shows the effort as a number from 1 to 100: 50 (low), 75 (high, xhigh), 100 (max).

@@ -10,10 +10,10 @@ use crate::error::Result;
 /// A Messages request as the official API reads it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct MessagesRequest {
-    /// The conversation.
-    pub messages: Vec<MessagesMessage>,
     /// Model name, matched exactly against the model table.
     pub model: String,
+    /// The conversation.
+    pub messages: Vec<MessagesMessage>,
     /// Completion budget (optional here; clamped to the configured bound).
     pub max_tokens: Option<u32>,
     /// System prompt: a string or text blocks.
@@ -75,7 +75,7 @@ pub enum SystemParam {
     /// Plain text.
     Text(String),
     /// Text blocks.
-    Blocks(Vec<SystemBlock>),
+    Blocks(Vec<MessagesSystemBlock>),
 }
 
 impl<'de> Deserialize<'de> for SystemParam {
@@ -92,7 +92,7 @@ impl<'de> Deserialize<'de> for SystemParam {
 /// A system block (text only).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum SystemBlock {
+pub enum MessagesSystemBlock {
     /// Text.
     Text {
         /// The text.
@@ -119,7 +119,7 @@ pub enum MessagesContent {
     /// Plain text.
     Text(String),
     /// Content blocks.
-    Blocks(Vec<ContentBlock>),
+    Blocks(Vec<MessagesContentBlock>),
 }
 
 impl<'de> Deserialize<'de> for MessagesContent {
@@ -133,10 +133,20 @@ impl<'de> Deserialize<'de> for MessagesContent {
     }
 }
 
+/// The short name of [`MessagesContentBlock`] (the long one is the reference's, which its
+/// parse errors spell).
+pub type ContentBlock = MessagesContentBlock;
+/// See [`ContentBlock`].
+pub type SystemBlock = MessagesSystemBlock;
+/// See [`ContentBlock`].
+pub type ToolResultBlock = MessagesToolResultBlock;
+/// See [`ContentBlock`].
+pub type ToolReferenceParam = MessagesToolReference;
+
 /// One content block, tagged by `type`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentBlock {
+pub enum MessagesContentBlock {
     /// Text.
     Text {
         /// The text.
@@ -192,14 +202,14 @@ pub enum ContentBlock {
     /// A declared tool made available mid-conversation (only in `system` messages).
     ToolAddition {
         /// The tool, by name.
-        tool: ToolReferenceParam,
+        tool: MessagesToolReference,
     },
 }
 
 /// A reference to a declared tool, tagged by `type`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ToolReferenceParam {
+pub enum MessagesToolReference {
     /// The tool of this name.
     ToolReference {
         /// The tool name.
@@ -275,7 +285,7 @@ pub enum ToolResultContent {
     /// Plain text.
     Text(String),
     /// Result blocks.
-    Blocks(Vec<ToolResultBlock>),
+    Blocks(Vec<MessagesToolResultBlock>),
 }
 
 impl<'de> Deserialize<'de> for ToolResultContent {
@@ -292,7 +302,7 @@ impl<'de> Deserialize<'de> for ToolResultContent {
 /// A block inside a tool result.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ToolResultBlock {
+pub enum MessagesToolResultBlock {
     /// Text.
     Text {
         /// The text.

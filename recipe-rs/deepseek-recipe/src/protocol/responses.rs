@@ -421,8 +421,28 @@ pub enum ResponsesTool {
 impl<'de> Deserialize<'de> for ResponsesTool {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
+        match &value {
+            Value::Object(_) => {}
+            // The sequence form of the reference's tagged enum: the tag comes first.
+            Value::Array(items) => {
+                return match items.first() {
+                    None => Err(serde::de::Error::custom("missing field `type`")),
+                    Some(Value::String(_)) => Ok(Self::Other),
+                    Some(other) => Err(serde::de::Error::custom(format!(
+                        "invalid type: {}, expected variant identifier",
+                        unexpected(other)
+                    ))),
+                };
+            }
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "invalid type: {}, expected internally tagged enum ResponsesTool",
+                    unexpected(other)
+                )))
+            }
+        }
         let kind = match value.get("type") {
-            None => None,
+            None => return Err(serde::de::Error::custom("missing field `type`")),
             Some(Value::String(kind)) => Some(kind.clone()),
             Some(other) => {
                 return Err(serde::de::Error::custom(format!(
@@ -521,14 +541,19 @@ pub enum NamespaceMember {
 
 impl<'de> Deserialize<'de> for NamespaceMember {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        let kind = value.get("type").and_then(Value::as_str).map(str::to_owned);
-        Ok(match kind.as_deref() {
-            Some("function") => Self::Function(value_as::<_, D>(value)?),
-            Some("custom") => Self::Custom(value_as::<_, D>(value)?),
-            _ => Self::Other,
+        Ok(match ResponsesNamespaceTool::deserialize(deserializer)? {
+            ResponsesNamespaceTool::Function(function) => Self::Function(function),
+            ResponsesNamespaceTool::Custom { name } => Self::Custom(CustomTool { name }),
         })
     }
+}
+
+/// A namespace member as the reference reads it: only functions and custom tools.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResponsesNamespaceTool {
+    Function(ResponsesFunctionTool),
+    Custom { name: String },
 }
 
 /// `tool_choice`: a mode string or a typed object.
@@ -551,7 +576,7 @@ pub enum ResponsesToolChoice {
 /// The object form of a tool choice.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum ToolChoiceObject {
+enum ResponsesNamedToolChoice {
     Function {
         name: String,
     },
@@ -578,13 +603,14 @@ impl<'de> Deserialize<'de> for ResponsesToolChoice {
                 _ => Err(wrong()),
             },
             object @ Value::Object(_) if object.get("type").is_none() => Err(wrong()),
-            object @ Value::Object(_) => Ok(match value_as::<ToolChoiceObject, D>(object)? {
-                ToolChoiceObject::Function { name } => Self::Function(name),
-                ToolChoiceObject::Custom { name } => Self::Custom(name),
-                ToolChoiceObject::WebSearch {} | ToolChoiceObject::WebSearchDated {} => {
-                    Self::WebSearch
-                }
-            }),
+            object @ Value::Object(_) => {
+                Ok(match value_as::<ResponsesNamedToolChoice, D>(object)? {
+                    ResponsesNamedToolChoice::Function { name } => Self::Function(name),
+                    ResponsesNamedToolChoice::Custom { name } => Self::Custom(name),
+                    ResponsesNamedToolChoice::WebSearch {}
+                    | ResponsesNamedToolChoice::WebSearchDated {} => Self::WebSearch,
+                })
+            }
             _ => Err(wrong()),
         }
     }
