@@ -259,6 +259,21 @@ RAW_VALUES = (
     "3.5",
     '[[0, "s"], {"ключ": false}]',
 )
+# Raw (`string="false"`) values read as a JSON string by custom tools: escapes, surrogates,
+# invalid and unfinished escapes.
+RAW_JSON_STRINGS = (
+    '"a\\nb\\u0041"',
+    '"\\ud83d\\ude00 ok"',
+    '"x\\"y" tail',
+    '"\\ud83dz"',
+    '"\\ud83d\\u0041"',
+    '"a\\u0z"',
+    '"\\ude00"',
+    '"unterminated \\',
+    '"a\\u00',
+    '"\\q\\/"',
+    "not a string",
+)
 STOP_POOL = (
     "END",
     "##",
@@ -472,6 +487,8 @@ def invoke(rng: random.Random, dsml: Dsml, names: list[str], malformed: bool) ->
             )
         )
         kind = rng.choice(("true", "true", "true", "false"))
+        if kind == "false" and rng.random() < 0.7:
+            body = rng.choice(RAW_JSON_STRINGS)
         params = [
             "<"
             + DSML

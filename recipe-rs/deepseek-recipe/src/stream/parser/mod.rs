@@ -178,6 +178,8 @@ pub struct StreamParser {
     /// The last bytes of text already consumed: whether held text continues a possible tag
     /// that began before it (see [`StreamParser::without_trailing_newlines`]).
     consumed_tail: String,
+    /// The last consumed byte came from a text chunk (a tag prefix there may go on in text).
+    consumed_tail_from_text: bool,
 }
 
 impl StreamParser {
@@ -214,6 +216,7 @@ impl StreamParser {
             parameters: 0,
             skip_empty_pieces: false,
             consumed_tail: String::new(),
+            consumed_tail_from_text: true,
         }
     }
 
@@ -317,6 +320,10 @@ impl StreamParser {
     /// `pos` stays held only while a text state holds it (pending leading-newline strip).
     fn drain(&mut self, pos: usize) {
         let text_state = matches!(self.state, State::Reasoning | State::Content);
+        if pos > 0 {
+            let last = &self.parts[self.part_at(pos - 1)];
+            self.consumed_tail_from_text = last.kind == PieceKind::Text;
+        }
         let mut start = 0;
         let mut consumed = 0;
         for part in &self.parts {
@@ -336,21 +343,7 @@ impl StreamParser {
         for part in &mut self.parts {
             part.end -= pos;
         }
-        let mut tail_start = pos.saturating_sub(TAIL_BYTES);
-        while !self.text.is_char_boundary(tail_start) {
-            tail_start += 1;
-        }
-        if tail_start == 0 {
-            self.consumed_tail.push_str(&self.text[..pos]);
-            let mut excess = self.consumed_tail.len().saturating_sub(TAIL_BYTES);
-            while !self.consumed_tail.is_char_boundary(excess) {
-                excess += 1;
-            }
-            self.consumed_tail.drain(..excess);
-        } else {
-            self.consumed_tail.clear();
-            self.consumed_tail.push_str(&self.text[tail_start..pos]);
-        }
+        remember_tail(&mut self.consumed_tail, &self.text[..pos]);
         self.text.drain(..pos);
     }
 
@@ -466,6 +459,26 @@ fn keep_partial(hay: &str, markers: &[&str]) -> usize {
         .filter_map(|marker| partial_marker_start(hay, marker))
         .min()
         .unwrap_or(hay.len())
+}
+
+/// Keeps the last [`TAIL_BYTES`] (or so, on a character boundary) of `tail` followed by
+/// `consumed`.
+fn remember_tail(tail: &mut String, consumed: &str) {
+    if consumed.len() >= TAIL_BYTES {
+        let mut start = consumed.len() - TAIL_BYTES;
+        while !consumed.is_char_boundary(start) {
+            start += 1;
+        }
+        tail.clear();
+        tail.push_str(&consumed[start..]);
+        return;
+    }
+    tail.push_str(consumed);
+    let mut excess = tail.len().saturating_sub(TAIL_BYTES);
+    while !tail.is_char_boundary(excess) {
+        excess += 1;
+    }
+    tail.drain(..excess);
 }
 
 /// Appends `text` to `target` without letting it grow past `limit` bytes.

@@ -120,7 +120,7 @@ impl StreamParser {
     /// Whether the bracket that starts a bare JSON document at `[start, from)` waits for more
     /// input: everything after it in its piece may still start the closing fence or a stop
     /// sequence (and no stop sequence is complete there), as [`StreamParser::defers`] has it for
-    /// markup.
+    /// markup. (It never waits behind empty pieces held at a section start.)
     fn bare_json_defers(&self, start: usize, from: usize, at_end: bool) -> bool {
         let end = self.text.len();
         if at_end || from == end || self.part_at(start) != self.part_at(from) {
@@ -186,6 +186,12 @@ impl StreamParser {
         });
         if let Some((start, end, kind)) = found {
             let section_start = self.section_start;
+            // Empty pieces held at the section start, with nothing (not even a newline) after.
+            let held_empty_pieces = section_start
+                && start == 0
+                && self.parts.iter().enumerate().any(|(index, part)| {
+                    self.part_start(index) == pos && part.end == pos && part.whole && !part.consumed
+                });
             if !reasoning {
                 self.section_start = false;
             }
@@ -232,7 +238,7 @@ impl StreamParser {
                 }
                 Marker::FenceClose => self.json = JsonStage::AfterFence,
                 Marker::BareJson => {
-                    if self.bare_json_defers(pos + start, pos + end, at_end) {
+                    if !held_empty_pieces && self.bare_json_defers(pos + start, pos + end, at_end) {
                         return Step::Wait(pos + start);
                     }
                     self.json = JsonStage::Bare;
@@ -338,14 +344,25 @@ impl StreamParser {
         if trimmed_end == end {
             return end;
         }
-        let broken_tag = if trimmed_end >= marker.len() {
-            self.partial_start(0, trimmed_end, marker, true).is_some()
-        } else {
-            // The prefix may have begun in text already consumed (read as text-chunk text).
-            let joined = [self.consumed_tail.as_str(), &self.text[..trimmed_end]].concat();
-            partial_marker_start(&joined, marker).is_some()
-        };
+        let broken_tag = self.partial_start(0, trimmed_end, marker, true).is_some()
+            || (trimmed_end < marker.len() && self.continues_consumed_tag(trimmed_end, marker));
         trimmed_end + usize::from(broken_tag)
+    }
+
+    /// Whether the held text up to `end` (all from text chunks) continues a proper prefix of
+    /// `marker` that began in text already consumed (from a text chunk too).
+    fn continues_consumed_tag(&self, end: usize, marker: &str) -> bool {
+        let from_text = self.consumed_tail_from_text
+            && self
+                .parts
+                .iter()
+                .enumerate()
+                .take_while(|&(index, _)| self.part_start(index) < end)
+                .all(|(_, part)| part.kind == PieceKind::Text);
+        let joined = [self.consumed_tail.as_str(), &self.text[..end]].concat();
+        from_text
+            && partial_marker_start(&joined, marker)
+                .is_some_and(|start| start < self.consumed_tail.len())
     }
 
     /// Emits `[start, end)` of the held text as reasoning/content deltas, one per part.
