@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import Any
 
 PEER_VERSION = "0.2.0"
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 peer: Any = importlib.import_module("deepseek_recipe")
-if Path(peer.__file__).resolve().is_relative_to(REPO_ROOT):
-    raise SystemExit("peer_requests imported this project's deepseek_recipe, not the published one")
+if not Path(peer.__file__).resolve().is_relative_to(Path(sys.prefix).resolve()):
+    raise SystemExit("peer_requests imported a deepseek_recipe from outside its venv")
 if importlib.metadata.version("deepseek-recipe") != PEER_VERSION:
     raise SystemExit(f"peer environment does not hold deepseek-recipe {PEER_VERSION}")
 
