@@ -349,20 +349,12 @@ impl StreamParser {
         trimmed_end + usize::from(broken_tag)
     }
 
-    /// Whether the held text up to `end` (all from text chunks) continues a proper prefix of
-    /// `marker` that began in text already consumed (from a text chunk too).
+    /// Whether the held text up to `end` continues a possible `marker` tag that began in text
+    /// already consumed.
     fn continues_consumed_tag(&self, end: usize, marker: &str) -> bool {
-        let from_text = self.consumed_tail_from_text
-            && self
-                .parts
-                .iter()
-                .enumerate()
-                .take_while(|&(index, _)| self.part_start(index) < end)
-                .all(|(_, part)| part.kind == PieceKind::Text);
         let joined = [self.consumed_tail.as_str(), &self.text[..end]].concat();
-        from_text
-            && partial_marker_start(&joined, marker)
-                .is_some_and(|start| start < self.consumed_tail.len())
+        partial_tag_start(&joined, marker, self.text_chunk_at(end))
+            .is_some_and(|start| start < self.consumed_tail.len())
     }
 
     /// Emits `[start, end)` of the held text as reasoning/content deltas, one per part.
