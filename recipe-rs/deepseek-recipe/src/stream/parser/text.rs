@@ -371,7 +371,8 @@ impl StreamParser {
                 self.strip_leading = false;
             }
         }
-        // Empty pieces among stripped leading or trimmed trailing newlines go with them.
+        // Empty pieces among stripped leading newlines go with them, and so do those after the
+        // first trimmed trailing newline.
         let stripped_to = (from > start).then_some(from);
         let trimmed_from = (to < end).then_some(to);
         if to > from {
@@ -389,7 +390,7 @@ impl StreamParser {
             let seg_start = from.max(part_start);
             let seg_end = to.min(part_end);
             let dropped = stripped_to.is_some_and(|stripped| part_end <= stripped)
-                || trimmed_from.is_some_and(|trimmed| part_start >= trimmed);
+                || trimmed_from.is_some_and(|trimmed| part_start > trimmed);
             if part_start == part_end && dropped {
                 self.parts[index].consumed = true;
             }
