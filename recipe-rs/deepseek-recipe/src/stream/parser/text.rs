@@ -201,8 +201,15 @@ impl StreamParser {
                 _ => Trim::None,
             };
             // Empty pieces held at a section start yield nothing when a marker comes before any
-            // text, and so do empty pieces directly before the JSON document.
-            let before = &self.text[pos..pos + start];
+            // text (newlines it trims or strips are none), and so do empty pieces directly before
+            // the JSON document.
+            let before_end = match trim {
+                Trim::TrailingNewlines(marker) => {
+                    self.without_trailing_newlines(pos, pos + start, marker)
+                }
+                Trim::None => pos + start,
+            };
+            let before = &self.text[pos..before_end];
             let visible = if self.strip_leading {
                 before.trim_start_matches('\n')
             } else {
