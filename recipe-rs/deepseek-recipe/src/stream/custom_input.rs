@@ -49,7 +49,7 @@ impl CustomInput {
             }
             Self::Input(_) => self.decode(&text),
             Self::Done => None,
-            Self::Arguments => Some(text.into_owned()),
+            Self::Arguments => (!text.is_empty()).then(|| text.into_owned()),
         }
     }
 

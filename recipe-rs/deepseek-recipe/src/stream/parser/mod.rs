@@ -347,27 +347,26 @@ impl StreamParser {
         self.text.drain(..pos);
     }
 
-    /// Start of a suffix of the held text `[from, end)` that `marker` may still complete. Tags
-    /// (`markup`, as opposed to stop sequences and fences, plain text whatever they spell) end in
-    /// a special token: a prefix from text chunks may go on in text, while one that comes from
-    /// token ids can only be the text before that token (`<`, `</`).
+    /// Start of a suffix of the held text `[from, end)` that `marker` may still complete (see
+    /// [`partial_tag_start`] for tags, `markup`, as opposed to stop sequences and fences, plain
+    /// text whatever they spell).
     fn partial_start(&self, from: usize, end: usize, marker: &str, markup: bool) -> Option<usize> {
         let hay = &self.text[from..end];
-        let start = from + partial_marker_start(hay, marker)?;
-        let from_tokens = self.parts.iter().enumerate().any(|(index, part)| {
-            part.end > start && self.part_start(index) < end && part.kind != PieceKind::Text
-        });
-        if !markup || !from_tokens {
-            return Some(start);
+        let start = if markup {
+            partial_tag_start(hay, marker, self.text_chunk_at(end))?
+        } else {
+            partial_marker_start(hay, marker)?
+        };
+        Some(from + start)
+    }
+
+    /// Whether the held text ending at `end` came from a text chunk there (at the start of the
+    /// held text: whether the consumed text did).
+    fn text_chunk_at(&self, end: usize) -> bool {
+        match end.checked_sub(1) {
+            Some(last) => self.parts[self.part_at(last)].kind == PieceKind::Text,
+            None => self.consumed_tail_from_text,
         }
-        let special = marker.find(DSML).or_else(|| marker.find(THINK_END))?;
-        let before = &marker.as_bytes()[..special];
-        (1..=before.len().min(hay.len())).rev().find_map(|len| {
-            let start = end - len;
-            before
-                .starts_with(&self.text.as_bytes()[start..end])
-                .then_some(start)
-        })
     }
 
     /// Whether holding everything from `pos` would exceed the memory bounds.
@@ -438,6 +437,24 @@ fn find_marker(hay: &str, marker: &str) -> Option<usize> {
     }
     let last_start = bytes.len().checked_sub(needle.len())?;
     (0..=last_start).find(|&at| bytes[at] == first && bytes[at + 1..].starts_with(rest))
+}
+
+/// Start of the longest non-empty suffix of `hay` that a tag `marker` may still complete. Tags
+/// end in a special token: text ending in a text chunk may go on in text, while text from token
+/// ids can only be waiting for that token (`<`, `</` before the DSML token; nothing before
+/// `</think>`).
+fn partial_tag_start(hay: &str, marker: &str, from_text: bool) -> Option<usize> {
+    if from_text {
+        return partial_marker_start(hay, marker);
+    }
+    let special = marker.find(DSML).or_else(|| marker.find(THINK_END))?;
+    let before = &marker.as_bytes()[..special];
+    (1..=before.len().min(hay.len())).rev().find_map(|len| {
+        let start = hay.len() - len;
+        before
+            .starts_with(&hay.as_bytes()[start..])
+            .then_some(start)
+    })
 }
 
 /// Start of the longest non-empty suffix of `hay` that is a proper prefix of `marker`.

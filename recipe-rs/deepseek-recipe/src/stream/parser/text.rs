@@ -201,8 +201,15 @@ impl StreamParser {
                 _ => Trim::None,
             };
             // Empty pieces held at a section start yield nothing when a marker comes before any
-            // text, and so do empty pieces directly before the JSON document.
-            let before = &self.text[pos..pos + start];
+            // text (newlines it trims or strips are none), and so do empty pieces directly before
+            // the JSON document.
+            let before_end = match trim {
+                Trim::TrailingNewlines(marker) => {
+                    self.without_trailing_newlines(pos, pos + start, marker)
+                }
+                Trim::None => pos + start,
+            };
+            let before = &self.text[pos..before_end];
             let visible = if self.strip_leading {
                 before.trim_start_matches('\n')
             } else {
@@ -349,20 +356,12 @@ impl StreamParser {
         trimmed_end + usize::from(broken_tag)
     }
 
-    /// Whether the held text up to `end` (all from text chunks) continues a proper prefix of
-    /// `marker` that began in text already consumed (from a text chunk too).
+    /// Whether the held text up to `end` continues a possible `marker` tag that began in text
+    /// already consumed.
     fn continues_consumed_tag(&self, end: usize, marker: &str) -> bool {
-        let from_text = self.consumed_tail_from_text
-            && self
-                .parts
-                .iter()
-                .enumerate()
-                .take_while(|&(index, _)| self.part_start(index) < end)
-                .all(|(_, part)| part.kind == PieceKind::Text);
         let joined = [self.consumed_tail.as_str(), &self.text[..end]].concat();
-        from_text
-            && partial_marker_start(&joined, marker)
-                .is_some_and(|start| start < self.consumed_tail.len())
+        partial_tag_start(&joined, marker, self.text_chunk_at(end))
+            .is_some_and(|start| start < self.consumed_tail.len())
     }
 
     /// Emits `[start, end)` of the held text as reasoning/content deltas, one per part.
@@ -379,7 +378,8 @@ impl StreamParser {
                 self.strip_leading = false;
             }
         }
-        // Empty pieces among stripped leading or trimmed trailing newlines go with them.
+        // Empty pieces among stripped leading newlines go with them, and so do those after the
+        // first trimmed trailing newline.
         let stripped_to = (from > start).then_some(from);
         let trimmed_from = (to < end).then_some(to);
         if to > from {
@@ -397,7 +397,7 @@ impl StreamParser {
             let seg_start = from.max(part_start);
             let seg_end = to.min(part_end);
             let dropped = stripped_to.is_some_and(|stripped| part_end <= stripped)
-                || trimmed_from.is_some_and(|trimmed| part_start >= trimmed);
+                || trimmed_from.is_some_and(|trimmed| part_start > trimmed);
             if part_start == part_end && dropped {
                 self.parts[index].consumed = true;
             }
