@@ -15,6 +15,7 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
+    drop_loaded_tools,
     build_tools, check_strict_mix, check_tool_name, declared_tools,
     resolve_tool_choice, FunctionDecl,
     ToolChoiceParam,
@@ -205,6 +206,8 @@ impl ResponsesRequest {
         let mut declared = declared_tools(declarations, false, choice_is_none)?;
         declared.extend(loaded_tools);
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        let mut missing_reasoning = missing_reasoning;
+        drop_loaded_tools(tools.tool_choice, &mut messages, &mut missing_reasoning);
 
         let format = self.text.map(|text| text.format);
         let wants_json_object = matches!(format, Some(ResponsesTextFormat::JsonObject));
@@ -806,7 +809,13 @@ impl ItemConverter<'_> {
                         result.tool_call_id = Some(output.call_id.clone());
                         let mut loaded = text_message(Role::System, String::new());
                         loaded.tools = build_tools(declarations, false, false)?;
-                        transcript.push_output(&output.call_id, vec![result, loaded])?;
+                        // A search that loaded no function adds no system message.
+                        let messages = if loaded.tools.is_empty() {
+                            vec![result]
+                        } else {
+                            vec![result, loaded]
+                        };
+                        transcript.push_output(&output.call_id, messages)?;
                     }
                 }
                 InputItem::Other => {}

@@ -193,6 +193,33 @@ pub(crate) fn check_strict_mix(
     Ok(())
 }
 
+/// With tool choice `none`, tools made available mid-conversation are dropped too; a system
+/// message that only carried such tools goes with them.
+pub(crate) fn drop_loaded_tools(
+    choice: ToolChoice,
+    messages: &mut Vec<crate::conversation::Message>,
+    flags: &mut Vec<bool>,
+) {
+    if choice != ToolChoice::None {
+        return;
+    }
+    let mut index = 0;
+    while index < messages.len() {
+        let message = &mut messages[index];
+        if !message.tools.is_empty() {
+            message.tools.clear();
+            if message.content.is_empty() && message.images.is_empty() {
+                messages.remove(index);
+                if index < flags.len() {
+                    flags.remove(index);
+                }
+                continue;
+            }
+        }
+        index += 1;
+    }
+}
+
 /// The tool side of a conversation once the choice is resolved.
 #[derive(Debug, Clone)]
 pub(crate) struct ResolvedTools {

@@ -87,7 +87,7 @@ impl<'a> Renderer<'a> {
     fn has_preamble(&self) -> bool {
         // Without messages the effort text alone opens no system block (V4.1).
         (self.effort_text().is_some() && !self.conversation.messages.is_empty())
-            || !self.listed_tools().is_empty()
+            || self.tools_active()
             || has_response_format_section(self.conversation.response_format)
     }
 
@@ -107,8 +107,9 @@ impl<'a> Renderer<'a> {
             }
             self.write_system_content(system);
         }
+        // Active tools open the tools section even when every one is loaded on demand.
         let tools = self.listed_tools();
-        if !tools.is_empty() {
+        if self.tools_active() {
             let dsml = self.dsml();
             write_tools_section(
                 &mut self.builder,
