@@ -14,8 +14,8 @@ use super::sampling::{
 };
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_strict_mix, check_tool_names, declared_tools,
-    resolve_tool_choice, FunctionDecl, ToolChoiceParam,
+    check_strict_mix, check_tool_names, declared_tools, resolve_tool_choice, FunctionDecl,
+    ToolChoiceParam,
 };
 use crate::conversation::{ImageDetail, Message, Role, ToolCall};
 use crate::error::ApiError;
@@ -208,8 +208,14 @@ fn check_file_data(data: &str) -> Result<(), &'static str> {
     };
     let media_end = rest.find([';', ',']).unwrap_or(rest.len());
     let media_type = rest[..media_end].trim().to_ascii_lowercase();
-    if !["image/webp", "image/png", "image/jpeg", "image/jpg", "image/gif"]
-        .contains(&media_type.as_str())
+    if ![
+        "image/webp",
+        "image/png",
+        "image/jpeg",
+        "image/jpg",
+        "image/gif",
+    ]
+    .contains(&media_type.as_str())
     {
         return Err("You have uploaded an unsupported file. Please make sure your file is valid and has one of the following formats: webp, png, jpeg, and gif.");
     }

@@ -11,9 +11,8 @@ use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    drop_loaded_tools,
-    check_tool_names, declared_tools, resolve_tool_choice,
-    FunctionDecl, ToolChoiceParam,
+    check_tool_names, declared_tools, drop_loaded_tools, resolve_tool_choice, FunctionDecl,
+    ToolChoiceParam,
 };
 use crate::conversation::{
     ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
@@ -21,9 +20,8 @@ use crate::conversation::{
 use crate::error::ApiError;
 use crate::protocol::messages::{
     ContentBlock, MessagesContent, MessagesDocumentSource, MessagesImageSource, MessagesMessage,
-    MessagesRequest,
-    MessagesToolChoice, SystemBlock, SystemParam, ToolReferenceParam, ToolResultBlock,
-    ToolResultContent,
+    MessagesRequest, MessagesToolChoice, SystemBlock, SystemParam, ToolReferenceParam,
+    ToolResultBlock, ToolResultContent,
 };
 
 /// The pass-back error of Messages.
@@ -38,11 +36,26 @@ impl MessagesRequest {
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
         // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
-        let tools = self.tools.unwrap_or_default();
+        // Dropping web search: web search server tools are left out (other tools keep their
+        // positions in error paths).
+        let drops_web_search = options.messages_web_search == WebSearchBehavior::Drop;
+        let (positions, tools): (Vec<usize>, Vec<_>) = self
+            .tools
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, tool)| {
+                !(drops_web_search
+                    && tool
+                        .kind
+                        .as_deref()
+                        .is_some_and(|kind| kind.starts_with("web_search")))
+            })
+            .unzip();
         let declarations: Vec<FunctionDecl> = tools
             .iter()
-            .enumerate()
-            .map(|(index, tool)| FunctionDecl {
+            .zip(&positions)
+            .map(|(tool, index)| FunctionDecl {
                 name: tool.name.clone(),
                 description: tool.description.clone(),
                 parameters: tool.input_schema.clone(),
@@ -55,7 +68,8 @@ impl MessagesRequest {
         check_tool_names(&declarations)?;
         if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
             return Err(ApiError::invalid_request(format!(
-                "tools[{index}]: server tools are not supported"
+                "tools[{}]: server tools are not supported",
+                positions[index]
             )));
         }
         if model_version == ModelVersion::DeepseekV41Flash
@@ -327,7 +341,9 @@ impl MessageConverter<'_> {
         for (block_index, block) in blocks.into_iter().enumerate() {
             if matches!(
                 block,
-                ContentBlock::Text { .. } | ContentBlock::Image { .. } | ContentBlock::Document { .. }
+                ContentBlock::Text { .. }
+                    | ContentBlock::Image { .. }
+                    | ContentBlock::Document { .. }
             ) && !answers_checked
             {
                 check_answers(&answered, &format!("messages.{index}: "))?;
@@ -363,8 +379,7 @@ impl MessageConverter<'_> {
                             "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
                         )));
                     }
-                    let mut message =
-                        self.tool_result(index, block_index, content, &mut loaded)?;
+                    let mut message = self.tool_result(index, block_index, content, &mut loaded)?;
                     message.tool_call_id = Some(tool_use_id);
                     message
                 }
@@ -401,11 +416,16 @@ impl MessageConverter<'_> {
         for (block_index, block) in blocks.into_iter().enumerate() {
             if matches!(
                 block,
-                ContentBlock::Text { .. } | ContentBlock::Image { .. } | ContentBlock::Document { .. }
+                ContentBlock::Text { .. }
+                    | ContentBlock::Image { .. }
+                    | ContentBlock::Document { .. }
             ) && !calls.is_empty()
             {
                 let ids: Vec<String> = calls.iter().map(|call| call.id.clone()).collect();
-                return Err(unanswered(&format!("messages.{index}.{block_index}: "), &ids));
+                return Err(unanswered(
+                    &format!("messages.{index}.{block_index}: "),
+                    &ids,
+                ));
             }
             match block {
                 ContentBlock::Text { text } => texts.push(text),
@@ -482,8 +502,10 @@ impl MessageConverter<'_> {
                             builder.push_text(&document_note(&source))
                         }
                         ToolResultBlock::ToolReference { tool_name } => {
-                            let Some(tool) =
-                                self.tool_definitions.iter().find(|tool| tool.name == tool_name)
+                            let Some(tool) = self
+                                .tool_definitions
+                                .iter()
+                                .find(|tool| tool.name == tool_name)
                             else {
                                 return Err(ApiError::invalid_request(format!(
                                     "messages.{index}.content.{block_index}: tool reference '{tool_name}' not found in available tools"
@@ -492,26 +514,24 @@ impl MessageConverter<'_> {
                             loaded.push(tool.clone());
                             builder.push_text(&tool_name);
                         }
-                        ToolResultBlock::Image { source } => {
-                            match self.version {
-                                ModelVersion::DeepseekV4Pro => {
-                                    builder.push_text(UNSUPPORTED_IMAGE_TEXT)
-                                }
-                                ModelVersion::DeepseekV41Flash => {
-                                    let error_path = format!(
+                        ToolResultBlock::Image { source } => match self.version {
+                            ModelVersion::DeepseekV4Pro => {
+                                builder.push_text(UNSUPPORTED_IMAGE_TEXT)
+                            }
+                            ModelVersion::DeepseekV41Flash => {
+                                let error_path = format!(
                                         "messages.{index}.content.{block_index}.tool_result.content[{part_index}]"
                                     );
-                                    let source = image_source(&source, &error_path)?;
-                                    let source = ImageSource {
-                                        path: format!(
-                                            "messages.{index}.content.{block_index}.tool_result"
-                                        ),
-                                        ..source
-                                    };
-                                    builder.push_image(source, self.image_token);
-                                }
+                                let source = image_source(&source, &error_path)?;
+                                let source = ImageSource {
+                                    path: format!(
+                                        "messages.{index}.content.{block_index}.tool_result"
+                                    ),
+                                    ..source
+                                };
+                                builder.push_image(source, self.image_token);
                             }
-                        }
+                        },
                     }
                 }
             }
@@ -699,9 +719,7 @@ mod tests {
             ]}"#,
         )
         .unwrap();
-        let err = request
-            .convert(&ConversionOptions::default())
-            .unwrap_err();
+        let err = request.convert(&ConversionOptions::default()).unwrap_err();
         assert!(err
             .error
             .message

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use std::cell::RefCell;
+
 use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
@@ -15,12 +17,10 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    drop_loaded_tools,
-    build_tools, check_strict_mix, check_tool_name, declared_tools,
-    resolve_tool_choice, FunctionDecl,
-    ToolChoiceParam,
+    check_strict_mix, check_tool_name, declared_tools, drop_loaded_tools, resolve_tool_choice,
+    FunctionDecl, ToolChoiceParam,
 };
-use crate::conversation::{Message, Role, Tool, ToolCall};
+use crate::conversation::{Message, Role, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::responses::{
     CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
@@ -77,7 +77,7 @@ impl ResponsesRequest {
     ) -> Result<NamespaceToolMap, ApiError> {
         let separator = namespace_separator(options.model_version(&self.model)?);
         let tools = self.tools.as_deref().unwrap_or_default();
-        let mut names = flattened_names(tools, separator).into_iter();
+        let mut names = flattened_names(tools, separator, &mut Vec::new()).into_iter();
         let mut map = NamespaceToolMap::new();
         for tool in tools {
             if let ResponsesTool::Namespace(namespace) = tool {
@@ -142,8 +142,14 @@ impl ResponsesRequest {
         // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
         let response_context = self.response_context(options)?;
-        let declarations =
-            tool_declarations(self.tools.unwrap_or_default(), model_version, options)?;
+        let mut taken_names = Vec::new();
+        let declarations = tool_declarations(
+            self.tools.unwrap_or_default(),
+            model_version,
+            options.responses_web_search,
+            "",
+            &mut taken_names,
+        )?;
         let items = match self.input {
             None if self.instructions.is_none() => {
                 return Err(ApiError::invalid_request(
@@ -168,21 +174,25 @@ impl ResponsesRequest {
             options.default_thinking_mode,
         );
 
+        taken_names.extend(
+            declarations
+                .iter()
+                .map(|declaration| declaration.name.clone()),
+        );
         let converter = ItemConverter {
             version: model_version,
             image_token: options.image_token(),
             separator: namespace_separator(model_version),
+            web_search: options.responses_web_search,
+            taken_names: RefCell::new(taken_names),
         };
-        let (mut messages, missing_reasoning) =
+        let (mut messages, missing_reasoning, loaded_declarations) =
             converter.convert_items(self.instructions, items)?;
-        let loaded_tools: Vec<Tool> = messages
-            .iter()
-            .flat_map(|message| message.tools.iter().cloned())
-            .collect();
+        let loads_tools = !loaded_declarations.is_empty();
         check_reasoning_pass_back(
             &messages,
             &missing_reasoning,
-            !declarations.is_empty() || !loaded_tools.is_empty(),
+            !declarations.is_empty() || loads_tools,
             options.reasoning_content_behavior,
             thinking_mode,
             REASONING_PASS_BACK_ERROR,
@@ -203,8 +213,10 @@ impl ResponsesRequest {
             },
         };
         let choice_is_none = choice == Some(ToolChoiceParam::None);
-        let mut declared = declared_tools(declarations, false, choice_is_none)?;
-        declared.extend(loaded_tools);
+        // Tools loaded by tool searches are checked with the declared ones.
+        let mut declarations = declarations;
+        declarations.extend(loaded_declarations);
+        let declared = declared_tools(declarations, false, choice_is_none)?;
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let mut missing_reasoning = missing_reasoning;
         drop_loaded_tools(tools.tool_choice, &mut messages, &mut missing_reasoning);
@@ -291,7 +303,11 @@ fn namespace_member_declaration(
     mut function: ResponsesFunctionTool,
     version: ModelVersion,
 ) -> FunctionDecl {
-    let name = format!("{namespace}{}{}", namespace_separator(version), function.name);
+    let name = format!(
+        "{namespace}{}{}",
+        namespace_separator(version),
+        function.name
+    );
     if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (
         version,
         namespace_description.filter(|description| !description.is_empty()),
@@ -304,15 +320,9 @@ fn namespace_member_declaration(
     function_declaration(function, name, None, version)
 }
 
-/// The tools a tool search returned: the listing its tool message shows and the declarations
-/// of the functions it loads (V4.1).
-fn searched_tools(
-    index: usize,
-    tools: Vec<ResponsesTool>,
-    version: ModelVersion,
-) -> Result<(Vec<Value>, Vec<FunctionDecl>), ApiError> {
+/// What a tool search output lists (the tool message's content).
+fn searched_tools_listing(index: usize, tools: Vec<ResponsesTool>) -> Result<Vec<Value>, ApiError> {
     let mut listing = Vec::new();
-    let mut declarations = Vec::new();
     let function_entry = |function: &ResponsesFunctionTool| {
         json!({
             "type": "function",
@@ -324,20 +334,9 @@ fn searched_tools(
     };
     for tool in tools {
         match tool {
-            ResponsesTool::Function(function) => {
-                listing.push(function_entry(&function));
-                let name = function.name.clone();
-                declarations.push(function_declaration(function, name, None, version));
-            }
-            ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
-                listing.push(json!({"type": "custom", "name": custom.name}));
-                declarations.push(apply_patch_declaration(version));
-            }
+            ResponsesTool::Function(function) => listing.push(function_entry(&function)),
             ResponsesTool::Custom(custom) => {
-                return Err(ApiError::invalid_request(format!(
-                    "Unsupported custom tool: '{}'. Only 'apply_patch' is supported.",
-                    custom.name
-                )));
+                listing.push(json!({"type": "custom", "name": custom.name}));
             }
             ResponsesTool::Namespace(namespace) => {
                 for member in namespace.tools {
@@ -348,12 +347,6 @@ fn searched_tools(
                             "description": namespace.description.as_deref().unwrap_or_default(),
                         });
                         listing.push(entry);
-                        declarations.push(namespace_member_declaration(
-                            &namespace.name,
-                            namespace.description.as_deref(),
-                            function,
-                            version,
-                        ));
                     }
                 }
             }
@@ -369,10 +362,7 @@ fn searched_tools(
             }
         }
     }
-    for declaration in &mut declarations {
-        declaration.defer_loading = true;
-    }
-    Ok((listing, declarations))
+    Ok(listing)
 }
 
 /// The `apply_patch` custom tool as a function with one string parameter.
@@ -406,14 +396,15 @@ fn apply_patch_declaration(version: ModelVersion) -> FunctionDecl {
 /// The flattened names of the namespace functions, in order: `<namespace><separator><name>`,
 /// with `_1`, `_2`, … appended while the name is taken by a function declared outside a
 /// namespace or by an earlier flattened function.
-fn flattened_names(tools: &[ResponsesTool], separator: &str) -> Vec<String> {
-    let mut taken: Vec<String> = tools
-        .iter()
-        .filter_map(|tool| match tool {
-            ResponsesTool::Function(function) => Some(function.name.clone()),
-            _ => None,
-        })
-        .collect();
+fn flattened_names(
+    tools: &[ResponsesTool],
+    separator: &str,
+    taken: &mut Vec<String>,
+) -> Vec<String> {
+    taken.extend(tools.iter().filter_map(|tool| match tool {
+        ResponsesTool::Function(function) => Some(function.name.clone()),
+        _ => None,
+    }));
     let mut names = Vec::new();
     for tool in tools {
         if let ResponsesTool::Namespace(namespace) = tool {
@@ -435,18 +426,22 @@ fn flattened_names(tools: &[ResponsesTool], separator: &str) -> Vec<String> {
     names
 }
 
+/// `prefix` goes before `tools[…]` in error paths (`input[3].` for a tool search output);
+/// flattened names avoid the names in `taken`, which gains every name given here.
 fn tool_declarations(
     tools: Vec<ResponsesTool>,
     version: ModelVersion,
-    options: &ConversionOptions,
+    web_search: WebSearchBehavior,
+    prefix: &str,
+    taken: &mut Vec<String>,
 ) -> Result<Vec<FunctionDecl>, ApiError> {
-    let mut flattened = flattened_names(&tools, namespace_separator(version)).into_iter();
+    let mut flattened = flattened_names(&tools, namespace_separator(version), taken).into_iter();
     let mut declarations = Vec::new();
     for (index, tool) in tools.into_iter().enumerate() {
         match tool {
             ResponsesTool::Function(function) => {
                 let name = function.name.clone();
-                check_tool_name(&name, &format!("tools[{index}].name"))?;
+                check_tool_name(&name, &format!("{prefix}tools[{index}].name"))?;
                 declarations.push(function_declaration(function, name, None, version));
             }
             ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
@@ -459,7 +454,7 @@ fn tool_declarations(
                 )));
             }
             ResponsesTool::Namespace(namespace) => {
-                check_tool_name(&namespace.name, &format!("tools[{index}].name"))?;
+                check_tool_name(&namespace.name, &format!("{prefix}tools[{index}].name"))?;
                 let mut local_names: Vec<String> = Vec::new();
                 for (member_index, member) in namespace.tools.into_iter().enumerate() {
                     match member {
@@ -471,7 +466,7 @@ fn tool_declarations(
                             }
                             check_tool_name(
                                 &function.name,
-                                &format!("tools[{index}].tools[{member_index}].name"),
+                                &format!("{prefix}tools[{index}].tools[{member_index}].name"),
                             )?;
                             local_names.push(function.name.clone());
                             let mut declaration = namespace_member_declaration(
@@ -487,7 +482,7 @@ fn tool_declarations(
                         }
                         NamespaceMember::Custom(custom) => {
                             return Err(ApiError::invalid_request(format!(
-                                "Currently custom tools are not allowed inside a namespace. Found custom tool '{}' in tools[{index}].tools[{member_index}].",
+                                "Currently custom tools are not allowed inside a namespace. Found custom tool '{}' in {prefix}tools[{index}].tools[{member_index}].",
                                 custom.name
                             )));
                         }
@@ -496,7 +491,7 @@ fn tool_declarations(
                 }
             }
             ResponsesTool::WebSearch(_) => {
-                if options.responses_web_search == WebSearchBehavior::Reject {
+                if web_search == WebSearchBehavior::Reject {
                     return Err(ApiError::invalid_request("Server tools are not supported"));
                 }
             }
@@ -511,6 +506,9 @@ struct ItemConverter<'a> {
     version: ModelVersion,
     image_token: &'a str,
     separator: &'static str,
+    web_search: WebSearchBehavior,
+    /// Tool names given so far (flattened names of loaded namespaces avoid them).
+    taken_names: RefCell<Vec<String>>,
 }
 
 /// A run of consecutive calls and the outputs answering them.
@@ -730,8 +728,9 @@ impl ItemConverter<'_> {
         &self,
         instructions: Option<String>,
         items: Vec<InputItem>,
-    ) -> Result<(Vec<Message>, Vec<bool>), ApiError> {
+    ) -> Result<(Vec<Message>, Vec<bool>, Vec<FunctionDecl>), ApiError> {
         let mut transcript = Transcript::default();
+        let mut loaded_declarations = Vec::new();
         if let Some(instructions) = instructions.filter(|text| !text.is_empty()) {
             transcript.push(text_message(Role::System, instructions))?;
         }
@@ -792,7 +791,9 @@ impl ItemConverter<'_> {
                     match output.call_id {
                         // Without a call id the output is a tool message answering no call.
                         None => transcript.push(message)?,
-                        Some(call_id) => self.push_output(index, call_id, message, &mut transcript)?,
+                        Some(call_id) => {
+                            self.push_output(index, call_id, message, &mut transcript)?
+                        }
                     }
                 }
                 InputItem::CustomToolCallOutput(output) => {
@@ -802,13 +803,24 @@ impl ItemConverter<'_> {
                 }
                 InputItem::ToolSearchOutput(output) => {
                     if self.version == ModelVersion::DeepseekV41Flash {
-                        let (listing, declarations) =
-                            searched_tools(index, output.tools, self.version)?;
+                        let mut declarations = tool_declarations(
+                            output.tools.clone(),
+                            self.version,
+                            self.web_search,
+                            &format!("input[{index}]."),
+                            &mut self.taken_names.borrow_mut(),
+                        )?;
+                        for declaration in &mut declarations {
+                            declaration.defer_loading = true;
+                        }
+                        let listing = searched_tools_listing(index, output.tools)?;
                         let mut result =
                             text_message(Role::Tool, Value::Array(listing).to_string());
                         result.tool_call_id = Some(output.call_id.clone());
                         let mut loaded = text_message(Role::System, String::new());
-                        loaded.tools = build_tools(declarations, false, false)?;
+                        // Checked later, with the declared tools.
+                        loaded.tools = declared_tools(declarations.clone(), false, true)?;
+                        loaded_declarations.extend(declarations);
                         // A search that loaded no function adds no system message.
                         let messages = if loaded.tools.is_empty() {
                             vec![result]
@@ -823,7 +835,11 @@ impl ItemConverter<'_> {
         }
         transcript.flush_reasoning()?;
         transcript.close_group()?;
-        Ok((transcript.messages, transcript.missing_reasoning))
+        Ok((
+            transcript.messages,
+            transcript.missing_reasoning,
+            loaded_declarations,
+        ))
     }
 
     fn push_message(
@@ -910,7 +926,8 @@ impl ItemConverter<'_> {
                 {
                     let part_path = format!("{path}.content[{part_index}]");
                     let has_url = image_url.as_deref().is_some_and(|url| !url.is_empty());
-                    let has_file = file_id.as_deref().is_some_and(|id| !id.is_empty());
+                    // An empty URL counts as absent, any file id (even empty) as present.
+                    let has_file = file_id.is_some();
                     let problem = match (has_url, has_file) {
                         (false, false) => Some("input_image must have image_url or file_id"),
                         (true, true) => Some("input_image cannot have both image_url and file_id"),
@@ -927,9 +944,8 @@ impl ItemConverter<'_> {
         }
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
-                ResponsesContentBlock::InputText { text } | ResponsesContentBlock::OutputText { text } => {
-                    builder.push_text(&text)
-                }
+                ResponsesContentBlock::InputText { text }
+                | ResponsesContentBlock::OutputText { text } => builder.push_text(&text),
                 ResponsesContentBlock::InputFile {} => builder.push_text("[Unsupported Document]"),
                 ResponsesContentBlock::InputImage {
                     image_url,
@@ -937,9 +953,8 @@ impl ItemConverter<'_> {
                     detail,
                 } => {
                     let part_path = format!("{path}.content[{part_index}]");
-                    // Empty strings count as absent.
+                    // An empty URL counts as absent, any file id (even empty) as present.
                     let image_url = image_url.filter(|url| !url.is_empty());
-                    let file_id = file_id.filter(|id| !id.is_empty());
                     match (&image_url, &file_id) {
                         _ if self.version == ModelVersion::DeepseekV4Pro => {
                             builder.push_text(UNSUPPORTED_IMAGE_TEXT)

@@ -310,7 +310,8 @@ impl JsonSchemaType {
                     }
                     if seen.len() != properties.len() {
                         return Err(
-                            "Required properties must match all properties in the object".to_owned(),
+                            "Required properties must match all properties in the object"
+                                .to_owned(),
                         );
                     }
                 }

@@ -105,7 +105,8 @@ impl<'a> Renderer<'a> {
                 }
                 wrote_text = true;
             }
-            self.write_system_content(system);
+            self.builder
+                .text_with_images(&system.content, &system.images);
         }
         // Active tools open the tools section even when every one is loaded on demand.
         let tools = self.listed_tools();
@@ -127,6 +128,12 @@ impl<'a> Renderer<'a> {
             self.dialect.json_object_section,
             self.dialect.numbers,
         );
+        // Tools that the system block's messages load come after the tools section.
+        for system in systems {
+            if !system.tools.is_empty() {
+                write_updated_tools_section(&mut self.builder, &system.tools, self.dialect.numbers);
+            }
+        }
     }
 
     fn write_system_content(&mut self, system: &Message) {

@@ -136,7 +136,9 @@ impl<'de> Deserialize<'de> for InputItem {
             return Err(serde::de::Error::custom("invalid input item"));
         };
         let kind = match object.get("type") {
-            None if object.contains_key("role") => return value_as::<_, D>(value).map(Self::Message),
+            None if object.contains_key("role") => {
+                return value_as::<_, D>(value).map(Self::Message)
+            }
             None => return Err(serde::de::Error::custom("invalid input item")),
             Some(Value::String(kind)) => kind.clone(),
             Some(other) => {
@@ -169,7 +171,10 @@ pub(crate) fn unexpected(value: &Value) -> String {
         Value::Number(number) => match (number.as_u64(), number.as_i64(), number.as_f64()) {
             (Some(n), _, _) => format!("integer `{n}`"),
             (None, Some(n), _) => format!("integer `{n}`"),
-            (_, _, Some(n)) => format!("floating point `{}`", serde_json::to_string(&n).unwrap_or_default()),
+            (_, _, Some(n)) => format!(
+                "floating point `{}`",
+                serde_json::to_string(&n).unwrap_or_default()
+            ),
             _ => "number".to_owned(),
         },
         Value::String(text) => format!("string {text:?}"),
@@ -598,13 +603,14 @@ impl<'de> Deserialize<'de> for ResponsesToolChoice {
                 _ => Err(wrong()),
             },
             object @ Value::Object(_) if object.get("type").is_none() => Err(wrong()),
-            object @ Value::Object(_) => Ok(match value_as::<ResponsesNamedToolChoice, D>(object)? {
-                ResponsesNamedToolChoice::Function { name } => Self::Function(name),
-                ResponsesNamedToolChoice::Custom { name } => Self::Custom(name),
-                ResponsesNamedToolChoice::WebSearch {} | ResponsesNamedToolChoice::WebSearchDated {} => {
-                    Self::WebSearch
-                }
-            }),
+            object @ Value::Object(_) => {
+                Ok(match value_as::<ResponsesNamedToolChoice, D>(object)? {
+                    ResponsesNamedToolChoice::Function { name } => Self::Function(name),
+                    ResponsesNamedToolChoice::Custom { name } => Self::Custom(name),
+                    ResponsesNamedToolChoice::WebSearch {}
+                    | ResponsesNamedToolChoice::WebSearchDated {} => Self::WebSearch,
+                })
+            }
             _ => Err(wrong()),
         }
     }
