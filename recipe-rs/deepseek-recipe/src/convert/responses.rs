@@ -25,7 +25,7 @@ use crate::error::ApiError;
 use crate::protocol::responses::{
     CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
     ResponsesFunctionTool, ResponsesInput, ResponsesInputMessage, ResponsesRequest,
-    ResponsesTextFormat, ResponsesTool, ResponsesToolChoice,
+    ResponsesTextFormat, ResponsesTool, ResponsesToolChoice, ToolSearchExecution,
 };
 use crate::stream::responses::{report_tools, ReasoningSettings, ResponsesEcho};
 
@@ -350,8 +350,14 @@ fn searched_tools_listing(index: usize, tools: Vec<ResponsesTool>) -> Result<Vec
                     }
                 }
             }
+            ResponsesTool::ToolSearch(tool_search) => listing.push(json!({
+                "type": "tool_search",
+                "execution": tool_search.execution,
+                "description": tool_search.description,
+                "parameters": tool_search.parameters,
+            })),
             ResponsesTool::WebSearch(web_search) => listing.push(json!({
-                "type": "web_search",
+                "type": web_search.kind,
                 "search_context_size": web_search.search_context_size,
                 "user_location": web_search.user_location,
             })),
@@ -495,7 +501,25 @@ fn tool_declarations(
                     return Err(ApiError::invalid_request("Server tools are not supported"));
                 }
             }
-            ResponsesTool::Other => {}
+            // V4.1: a client-side tool search is a function the model calls.
+            ResponsesTool::ToolSearch(tool_search)
+                if version == ModelVersion::DeepseekV41Flash
+                    && tool_search.execution == Some(ToolSearchExecution::Client) =>
+            {
+                let function = ResponsesFunctionTool {
+                    name: TOOL_SEARCH_NAME.to_owned(),
+                    description: tool_search.description,
+                    parameters: tool_search.parameters,
+                    strict: None,
+                };
+                declarations.push(function_declaration(
+                    function,
+                    TOOL_SEARCH_NAME.to_owned(),
+                    None,
+                    version,
+                ));
+            }
+            ResponsesTool::ToolSearch(_) | ResponsesTool::Other => {}
         }
     }
     Ok(declarations)
