@@ -151,7 +151,8 @@ impl ResponsesRequest {
             &mut taken_names,
         )?;
         let items = match self.input {
-            None if self.instructions.is_none() => {
+            // Empty instructions count as none.
+            None if self.instructions.as_deref().is_none_or(str::is_empty) => {
                 return Err(ApiError::invalid_request(
                     "Either input or instructions must be provided",
                 ));

@@ -182,7 +182,12 @@ impl<'a> Renderer<'a> {
 
     /// Starts a user turn, or continues the open one after a blank line (tool results).
     fn open_user_turn(&mut self) {
-        if self.user_turn_open {
+        if self.user_turn_open
+            && self.user_text_run.is_some()
+            && self.dialect.tool_results_open_turn_after_text
+        {
+            self.builder.special(&self.tokens.user);
+        } else if self.user_turn_open {
             self.builder.text("\n\n");
         } else {
             self.builder.special(&self.tokens.user);
