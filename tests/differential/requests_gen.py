@@ -1636,7 +1636,7 @@ def strict_schema(rng: R, depth: int = 0) -> Json:
             required = list(props)
             if chance(rng, o(0.3)):
                 required = pick(
-                    rng, [required[:-1], required + ["zz"], required + required[:1], []]
+                    rng, [required[:-1], [*required, "zz"], required + required[:1], []]
                 )
             node["required"] = required
         if chance(rng, 0.6):
@@ -1746,6 +1746,16 @@ def extras_chat(rng: R, request: Json, spec: Spec) -> str:
 
 
 def extras_responses(rng: R, request: Json, spec: Spec) -> str:
+    names = [t.get("name") for t in request.get("tools") or [] if isinstance(t, dict)]
+    if chance(rng, 0.1):
+        request.setdefault("tools", []).append(
+            {
+                "type": "tool_search",
+                "execution": pick(rng, ["client", "server", None]),
+                "description": pick(rng, [None, "d"]),
+                "parameters": pick(rng, [None, {"type": "object"}, {"type": "integer"}]),
+            }
+        )
     items = request.get("input")
     if not isinstance(items, list):
         items = [{"role": "user", "content": items if isinstance(items, str) else "u"}]
@@ -1784,9 +1794,33 @@ def extras_responses(rng: R, request: Json, spec: Spec) -> str:
                             "tools": [{"type": "function", "name": "h"}],
                         },
                         {"type": "web_search"},
+                        {"type": "web_search_2025_08_26", "search_context_size": "low"},
+                        {
+                            "type": "tool_search",
+                            "execution": pick(rng, [None, "client", "server"]),
+                            "description": pick(rng, [None, "d"]),
+                            "parameters": pick(rng, [None, {"type": "object"}]),
+                        },
+                        {
+                            "type": "function",
+                            "name": pick(rng, [n for n in names if isinstance(n, str)] or ["f"]),
+                            "parameters": {"type": "object"},
+                        },
                     ]
                     + (
-                        [{"type": "file_search"}, {"type": "custom", "name": "x"}]
+                        [
+                            {"type": "file_search"},
+                            {"type": "custom", "name": "x"},
+                            {"type": rng.randrange(8), "name": "apply_patch", "tools": []},
+                            {"type": "function", "name": "a b"},
+                            {
+                                "type": "namespace",
+                                "name": "ns",
+                                "description": "",
+                                "tools": [{"type": rng.randrange(3), "name": "h"}],
+                            },
+                            {"type": "function", "name": "bad", "parameters": {"type": "integer"}},
+                        ]
                         if chance(rng, o(0.3))
                         else []
                     ),
@@ -1871,13 +1905,15 @@ def extras_messages(rng: R, request: Json, spec: Spec) -> str:
     messages = request["messages"]
     tools = request.get("tools") or []
     names = [t.get("name") for t in tools if isinstance(t, dict)] or ["f"]
-    roll = rng.randrange(5)
+    roll = rng.randrange(7)
+    if roll >= 5 and messages:
+        return misplaced_blocks(rng, messages, names)
     if roll == 0:
         block = {
             "type": "tool_addition",
             "tool": {
                 "type": "tool_reference",
-                "name": pick(rng, names + ["nope"] if chance(rng, o(0.3)) else names),
+                "name": pick(rng, [*names, "nope"] if chance(rng, o(0.3)) else names),
             },
         }
         content = (
@@ -1936,6 +1972,85 @@ def extras_messages(rng: R, request: Json, spec: Spec) -> str:
             )
             break
     return "results"
+
+
+def ms_block_pool(rng: R, messages: list[Json], names: list[str]) -> Json:
+    """One content block of any kind (for any role), ids mostly taken from the request."""
+    ids = [
+        b.get("id")
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ] or ["toolu_x"]
+    bad_image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "@@"},
+    }
+    return pick(
+        rng,
+        [
+            {"type": "text", "text": text(rng)},
+            {"type": "text", "text": ""},
+            {"type": "image", "source": {"type": "url", "url": "https://x/y.png"}},
+            bad_image,
+            {
+                "type": "document",
+                "source": {"type": "text", "media_type": "text/plain", "data": "d"},
+            },
+            {"type": "thinking", "thinking": text(rng), "signature": "s"},
+            {
+                "type": "tool_use",
+                "id": pick(rng, [*ids, "toolu_new"]),
+                "name": pick(rng, names),
+                "input": {},
+            },
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            {"type": "tool_result", "tool_use_id": pick(rng, [*ids, "toolu_zz"]), "content": "r"},
+            {
+                "type": "tool_result",
+                "tool_use_id": pick(rng, ids),
+                "content": [
+                    pick(
+                        rng,
+                        [
+                            {"type": "tool_reference", "tool_name": pick(rng, [*names, "nope"])},
+                            {"type": "text", "text": "t"},
+                            {"type": "image", "source": bad_image["source"]},
+                        ],
+                    )
+                ],
+            },
+            {"type": "tool_addition", "tool": {"type": "tool_reference", "name": pick(rng, names)}},
+        ],
+    )
+
+
+def misplaced_blocks(rng: R, messages: list[Json], names: list[str]) -> str:
+    """Blocks where their role may not hold them, out of order, or after a tool_use."""
+    for _ in range(rng.randint(1, 3)):
+        message = pick(rng, messages)
+        content = message.get("content")
+        if not isinstance(content, list):
+            content = [{"type": "text", "text": content}] if isinstance(content, str) else []
+        roll = rng.randrange(3)
+        if roll == 0 and len(content) > 1:
+            rng.shuffle(content)
+        elif roll == 1 and message.get("role") == "assistant":
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{rng.randrange(9)}",
+                    "name": pick(rng, names),
+                    "input": {},
+                }
+            )
+            content.append(ms_block_pool(rng, messages, names))
+        else:
+            content.insert(rng.randrange(len(content) + 1), ms_block_pool(rng, messages, names))
+        message["content"] = content
+    return "blocks"
 
 
 def fam_extras(rng: R, protocol: str) -> tuple[str, Json]:

@@ -216,8 +216,18 @@ impl ResponsesRequest {
         let choice_is_none = choice == Some(ToolChoiceParam::None);
         // Tools loaded by tool searches are checked with the declared ones.
         let mut declarations = declarations;
+        let loaded_count = loaded_declarations.len();
         declarations.extend(loaded_declarations);
         let declared = declared_tools(declarations, false, choice_is_none)?;
+        // The loading messages show the checked tools (strict ones normalised).
+        let mut checked = declared[declared.len() - loaded_count..].iter();
+        for message in &mut messages {
+            for tool in &mut message.tools {
+                if let Some(checked) = checked.next() {
+                    *tool = checked.clone();
+                }
+            }
+        }
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let mut missing_reasoning = missing_reasoning;
         drop_loaded_tools(tools.tool_choice, &mut messages, &mut missing_reasoning);
@@ -663,7 +673,11 @@ impl Transcript {
             group.calls.push(call);
             return Ok(());
         }
-        if !self.after_assistant || self.reasoning.is_some() {
+        if self.reasoning.is_some() && self.last_is_bare_assistant() {
+            // Reasoning after a bare assistant turn joins it, and so does the call.
+            self.join_reasoning_to_last();
+            self.close_group()?;
+        } else if !self.after_assistant || self.reasoning.is_some() {
             self.after_assistant = false;
             self.push_assistant(text_message(Role::Assistant, String::new()))?;
         } else {
@@ -877,6 +891,7 @@ impl ItemConverter<'_> {
         let path = format!("input[{index}]");
         if role == ItemRole::Assistant && self.version == ModelVersion::DeepseekV41Flash {
             if let ItemContent::Parts(parts) = &content {
+                self.check_image_parts(index, parts)?;
                 if parts
                     .iter()
                     .any(|part| matches!(part, ResponsesContentBlock::InputImage { .. }))
@@ -927,22 +942,14 @@ impl ItemConverter<'_> {
         Ok(self.build_content(index, content)?.into_message(Role::Tool))
     }
 
-    fn build_content(
+    /// V4.1: every image part needs exactly one of `image_url` (not empty) and `file_id`, and
+    /// file ids are not served.
+    fn check_image_parts(
         &self,
         index: usize,
-        content: ItemContent,
-    ) -> Result<ContentBuilder, ApiError> {
-        let mut builder = ContentBuilder::default();
-        let parts = match content {
-            ItemContent::Text(text) => {
-                builder.push_text(&text);
-                return Ok(builder);
-            }
-            ItemContent::Parts(parts) => parts,
-        };
+        parts: &[ResponsesContentBlock],
+    ) -> Result<(), ApiError> {
         let path = format!("input[{index}]");
-        // The image parts are checked first (image_url or file_id); their URLs are read while
-        // the content is built.
         if self.version == ModelVersion::DeepseekV41Flash {
             for (part_index, part) in parts.iter().enumerate() {
                 if let ResponsesContentBlock::InputImage {
@@ -967,6 +974,26 @@ impl ItemConverter<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    fn build_content(
+        &self,
+        index: usize,
+        content: ItemContent,
+    ) -> Result<ContentBuilder, ApiError> {
+        let mut builder = ContentBuilder::default();
+        let parts = match content {
+            ItemContent::Text(text) => {
+                builder.push_text(&text);
+                return Ok(builder);
+            }
+            ItemContent::Parts(parts) => parts,
+        };
+        let path = format!("input[{index}]");
+        // The image parts are checked first (image_url or file_id); their URLs are read while
+        // the content is built.
+        self.check_image_parts(index, &parts)?;
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
                 ResponsesContentBlock::InputText { text }
