@@ -75,21 +75,30 @@ impl ResponsesRequest {
         &self,
         options: &ConversionOptions,
     ) -> Result<NamespaceToolMap, ApiError> {
+        Ok(self.namespace_functions(options)?.into_iter().collect())
+    }
+
+    /// The flattened names of the declared namespace functions with their `(namespace, name)`,
+    /// in declaration order.
+    fn namespace_functions(
+        &self,
+        options: &ConversionOptions,
+    ) -> Result<Vec<(String, (String, String))>, ApiError> {
         let separator = namespace_separator(options.model_version(&self.model)?);
         let tools = self.tools.as_deref().unwrap_or_default();
         let mut names = flattened_names(tools, separator, &mut Vec::new()).into_iter();
-        let mut map = NamespaceToolMap::new();
+        let mut functions = Vec::new();
         for tool in tools {
             if let ResponsesTool::Namespace(namespace) = tool {
                 for member in &namespace.tools {
                     if let NamespaceMember::Function(function) = member {
                         let name = names.next().unwrap_or_default();
-                        map.insert(name, (namespace.name.clone(), function.name.clone()));
+                        functions.push((name, (namespace.name.clone(), function.name.clone())));
                     }
                 }
             }
         }
-        Ok(map)
+        Ok(functions)
     }
 
     /// What the response side needs: the echo, the reported `reasoning`, `text`, `tool_choice`
@@ -142,6 +151,7 @@ impl ResponsesRequest {
         // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
         let response_context = self.response_context(options)?;
+        let namespace_names = self.namespace_functions(options)?;
         let mut taken_names = Vec::new();
         let declarations = tool_declarations(
             self.tools.unwrap_or_default(),
@@ -186,6 +196,7 @@ impl ResponsesRequest {
             separator: namespace_separator(model_version),
             web_search: options.responses_web_search,
             taken_names: RefCell::new(taken_names),
+            namespace_names,
         };
         let (mut messages, missing_reasoning, loaded_declarations) =
             converter.convert_items(self.instructions, items)?;
@@ -544,6 +555,8 @@ struct ItemConverter<'a> {
     web_search: WebSearchBehavior,
     /// Tool names given so far (flattened names of loaded namespaces avoid them).
     taken_names: RefCell<Vec<String>>,
+    /// The flattened names of the declared namespace functions, in declaration order.
+    namespace_names: Vec<(String, (String, String))>,
 }
 
 /// A run of consecutive calls and the outputs answering them.
@@ -797,7 +810,7 @@ impl ItemConverter<'_> {
                 InputItem::FunctionCall(call) => {
                     check_call_id(&call.call_id, index)?;
                     let name = match call.namespace {
-                        Some(namespace) => format!("{namespace}{}{}", self.separator, call.name),
+                        Some(namespace) => self.namespaced_call_name(&namespace, &call.name),
                         None => call.name,
                     };
                     transcript.push_call(ToolCall {
@@ -818,6 +831,7 @@ impl ItemConverter<'_> {
                 InputItem::ToolSearchCall(call) => {
                     // V4 drops tool search items; V4.1 shows the search as a call.
                     if self.version == ModelVersion::DeepseekV41Flash {
+                        check_call_id(&call.call_id, index)?;
                         transcript.push_call(ToolCall {
                             id: call.call_id,
                             name: TOOL_SEARCH_NAME.to_owned(),
@@ -852,6 +866,7 @@ impl ItemConverter<'_> {
                         for declaration in &mut declarations {
                             declaration.defer_loading = true;
                         }
+                        check_call_id(&output.call_id, index)?;
                         let listing = searched_tools_listing(index, output.tools)?;
                         let mut result =
                             text_message(Role::Tool, Value::Array(listing).to_string());
@@ -940,6 +955,27 @@ impl ItemConverter<'_> {
             }
         };
         Ok(self.build_content(index, content)?.into_message(Role::Tool))
+    }
+
+    /// The name of a call to a namespace function: the declared function's flattened name, or
+    /// `<namespace><separator><name>` with `_1`, `_2`, … appended while a declared tool has it.
+    fn namespaced_call_name(&self, namespace: &str, name: &str) -> String {
+        if let Some((flattened, _)) = self
+            .namespace_names
+            .iter()
+            .find(|(_, (space, member))| space == namespace && member == name)
+        {
+            return flattened.clone();
+        }
+        let base = format!("{namespace}{}{name}", self.separator);
+        let taken = self.taken_names.borrow();
+        let mut candidate = base.clone();
+        let mut suffix = 0;
+        while taken.contains(&candidate) {
+            suffix += 1;
+            candidate = format!("{base}_{suffix}");
+        }
+        candidate
     }
 
     /// V4.1: every image part needs exactly one of `image_url` (not empty) and `file_id`, and

@@ -302,7 +302,7 @@ impl<'a> Renderer<'a> {
         }
         self.builder.special(&tokens.thinking_end);
         let must_call = self.conversation.tool_choice == ToolChoice::Required;
-        if must_call && !self.listed_tools().is_empty() {
+        if must_call && self.tools_active() {
             self.builder.text("\n\n");
             let dsml = self.dsml();
             dsml.open_calls(&mut self.builder);
