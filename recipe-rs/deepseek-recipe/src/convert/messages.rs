@@ -152,9 +152,15 @@ impl MessagesRequest {
         });
         let choice_is_none = choice == Some(ToolChoiceParam::None);
         let declared = declared_tools(declarations, true, choice_is_none)?;
+        let narrowed = matches!(
+            choice,
+            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
+        );
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let mut missing_reasoning = missing_reasoning;
-        drop_loaded_tools(tools.tool_choice, &mut messages, &mut missing_reasoning);
+        if narrowed {
+            drop_loaded_tools(&mut messages, &mut missing_reasoning);
+        }
         let stop_sequences = self.stop_sequences.unwrap_or_default();
         check_stop(&stop_sequences, false)?;
         check_temperature(self.temperature)?;

@@ -48,6 +48,13 @@ const TOOL_SEARCH_NAME: &str = "tool_search";
 /// Flattened function name → `(namespace, local name)` for namespaced tools, sorted by name.
 pub type NamespaceToolMap = BTreeMap<String, (String, String)>;
 
+/// Flattened namespace function names with their `(namespace, name)`, in declaration order.
+type NamespaceFunctions = Vec<(String, (String, String))>;
+
+/// What the input items become: the messages, whether each assistant turn lacks reasoning,
+/// and the declarations of the tools that tool searches loaded.
+type ConvertedItems = (Vec<Message>, Vec<bool>, Vec<FunctionDecl>);
+
 /// The separator between namespace and function name in flattened names.
 fn namespace_separator(version: ModelVersion) -> &'static str {
     match version {
@@ -83,7 +90,7 @@ impl ResponsesRequest {
     fn namespace_functions(
         &self,
         options: &ConversionOptions,
-    ) -> Result<Vec<(String, (String, String))>, ApiError> {
+    ) -> Result<NamespaceFunctions, ApiError> {
         let separator = namespace_separator(options.model_version(&self.model)?);
         let tools = self.tools.as_deref().unwrap_or_default();
         let mut names = flattened_names(tools, separator, &mut Vec::new()).into_iter();
@@ -239,9 +246,15 @@ impl ResponsesRequest {
                 }
             }
         }
+        let narrowed = matches!(
+            choice,
+            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
+        );
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let mut missing_reasoning = missing_reasoning;
-        drop_loaded_tools(tools.tool_choice, &mut messages, &mut missing_reasoning);
+        if narrowed {
+            drop_loaded_tools(&mut messages, &mut missing_reasoning);
+        }
 
         let format = self.text.map(|text| text.format);
         let wants_json_object = matches!(format, Some(ResponsesTextFormat::JsonObject));
@@ -556,7 +569,7 @@ struct ItemConverter<'a> {
     /// Tool names given so far (flattened names of loaded namespaces avoid them).
     taken_names: RefCell<Vec<String>>,
     /// The flattened names of the declared namespace functions, in declaration order.
-    namespace_names: Vec<(String, (String, String))>,
+    namespace_names: NamespaceFunctions,
 }
 
 /// A run of consecutive calls and the outputs answering them.
@@ -780,7 +793,7 @@ impl ItemConverter<'_> {
         &self,
         instructions: Option<String>,
         items: Vec<InputItem>,
-    ) -> Result<(Vec<Message>, Vec<bool>, Vec<FunctionDecl>), ApiError> {
+    ) -> Result<ConvertedItems, ApiError> {
         let mut transcript = Transcript::default();
         let mut loaded_declarations = Vec::new();
         if let Some(instructions) = instructions.filter(|text| !text.is_empty()) {
@@ -904,9 +917,11 @@ impl ItemConverter<'_> {
         transcript: &mut Transcript,
     ) -> Result<(), ApiError> {
         let path = format!("input[{index}]");
+        // A message ends an open run of calls before its content is read.
+        transcript.close_group()?;
         if role == ItemRole::Assistant && self.version == ModelVersion::DeepseekV41Flash {
             if let ItemContent::Parts(parts) = &content {
-                self.check_image_parts(index, parts)?;
+                self.check_image_parts(index, "content", parts)?;
                 if parts
                     .iter()
                     .any(|part| matches!(part, ResponsesContentBlock::InputImage { .. }))
@@ -917,7 +932,7 @@ impl ItemConverter<'_> {
                 }
             }
         }
-        let builder = self.build_content(index, content)?;
+        let builder = self.build_content(index, "content", content)?;
         let role = match role {
             ItemRole::User => Role::User,
             ItemRole::Assistant => Role::Assistant,
@@ -954,7 +969,9 @@ impl ItemConverter<'_> {
                 ItemContent::Parts(parts.into_iter().map(ResponsesContentBlock::from).collect())
             }
         };
-        Ok(self.build_content(index, content)?.into_message(Role::Tool))
+        Ok(self
+            .build_content(index, "output", content)?
+            .into_message(Role::Tool))
     }
 
     /// The name of a call to a namespace function: the declared function's flattened name, or
@@ -983,6 +1000,7 @@ impl ItemConverter<'_> {
     fn check_image_parts(
         &self,
         index: usize,
+        field: &str,
         parts: &[ResponsesContentBlock],
     ) -> Result<(), ApiError> {
         let path = format!("input[{index}]");
@@ -992,7 +1010,7 @@ impl ItemConverter<'_> {
                     image_url, file_id, ..
                 } = part
                 {
-                    let part_path = format!("{path}.content[{part_index}]");
+                    let part_path = format!("{path}.{field}[{part_index}]");
                     let has_url = image_url.as_deref().is_some_and(|url| !url.is_empty());
                     // An empty URL counts as absent, any file id (even empty) as present.
                     let has_file = file_id.is_some();
@@ -1013,9 +1031,11 @@ impl ItemConverter<'_> {
         Ok(())
     }
 
+    /// The content of item `index` (`field` names its parts in error paths).
     fn build_content(
         &self,
         index: usize,
+        field: &str,
         content: ItemContent,
     ) -> Result<ContentBuilder, ApiError> {
         let mut builder = ContentBuilder::default();
@@ -1029,7 +1049,7 @@ impl ItemConverter<'_> {
         let path = format!("input[{index}]");
         // The image parts are checked first (image_url or file_id); their URLs are read while
         // the content is built.
-        self.check_image_parts(index, &parts)?;
+        self.check_image_parts(index, field, &parts)?;
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
                 ResponsesContentBlock::InputText { text }
@@ -1040,7 +1060,7 @@ impl ItemConverter<'_> {
                     file_id,
                     detail,
                 } => {
-                    let part_path = format!("{path}.content[{part_index}]");
+                    let part_path = format!("{path}.{field}[{part_index}]");
                     // An empty URL counts as absent, any file id (even empty) as present.
                     let image_url = image_url.filter(|url| !url.is_empty());
                     match (&image_url, &file_id) {

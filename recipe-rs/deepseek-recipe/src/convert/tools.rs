@@ -179,16 +179,12 @@ pub(crate) fn check_strict_mix(
     Ok(())
 }
 
-/// With tool choice `none`, tools made available mid-conversation are dropped too; a system
-/// message that only carried such tools goes with them.
+/// With tool choice `none` or a named tool, tools made available mid-conversation are
+/// dropped; a system message that only carried such tools goes with them.
 pub(crate) fn drop_loaded_tools(
-    choice: ToolChoice,
     messages: &mut Vec<crate::conversation::Message>,
     flags: &mut Vec<bool>,
 ) {
-    if choice != ToolChoice::None {
-        return;
-    }
     let mut index = 0;
     while index < messages.len() {
         let message = &mut messages[index];
