@@ -718,7 +718,7 @@ mod tests {
     #[test]
     fn tool_results_must_follow_their_uses() {
         let request = MessagesRequest::from_json(
-            r#"{"model": "m", "messages": [
+            r#"{"model": "DeepSeek-V4-Pro", "max_tokens": 10, "messages": [
                 {"role": "user", "content": "q"},
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
                 {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t1"}]}
