@@ -233,6 +233,8 @@ def _conversation_as_vector(conversation: Record) -> Record:
             message.setdefault("reasoning_content", None)
             message.setdefault("tool_calls", None)
             message.setdefault("prefix", False)
+        if message.get("role") == "tool":
+            message.setdefault("tool_call_id", None)
         if images:
             sources: list[Record] = []
             for image in images:

@@ -1596,6 +1596,514 @@ def fam_random(rng: R, protocol: str) -> tuple[str, Json]:
     return "any", emit(rng, spec)
 
 
+PNG_DATA = DATA_URL_PNG
+
+
+def strict_schema(rng: R, depth: int = 0) -> Json:
+    """A schema in (or near) the strict model: typed nodes with their keywords, type lists,
+    anyOf of typed nodes, $ref; sometimes wrong-typed keywords or broken required lists."""
+    roll = rng.random()
+    if depth > 2:
+        roll = 0.5 + roll / 2
+    if roll < 0.08:
+        return {
+            "anyOf": [strict_schema(rng, depth + 1) for _ in range(rng.randint(0, 2))],
+            **({"description": text(rng)} if chance(rng, 0.5) else {}),
+        }
+    if roll < 0.12:
+        return {
+            "type": [
+                pick(
+                    rng,
+                    ["string", "number", "integer", "boolean", "null"]
+                    + (["object"] if chance(rng, o(0.3)) else []),
+                )
+                for _ in range(rng.randint(0, 2))
+            ]
+        }
+    if roll < 0.15:
+        return {
+            "$ref": pick(rng, ["#/$defs/A", "#", "nope"] + ([5] if chance(rng, o(0.3)) else []))
+        }
+    if roll < 0.45 and depth < 3:
+        names = [
+            pick(rng, ["a", "b", "city", "x y", "中"])
+            for _ in range(rng.randint(0 if chance(rng, o(0.2)) else 1, 3))
+        ]
+        props = {name: strict_schema(rng, depth + 1) for name in names}
+        node: dict[str, Any] = {"type": "object", "properties": props}
+        if chance(rng, 0.7):
+            required = list(props)
+            if chance(rng, o(0.3)):
+                required = pick(
+                    rng, [required[:-1], [*required, "zz"], required + required[:1], []]
+                )
+            node["required"] = required
+        if chance(rng, 0.6):
+            node["additionalProperties"] = (
+                False if not chance(rng, o(0.2)) else pick(rng, [True, {}, "x"])
+            )
+        if chance(rng, 0.3):
+            node["description"] = text(rng)
+        return node
+    kind = pick(rng, ["string", "number", "integer", "boolean", "null", "array"])
+    node = {"type": kind}
+    if kind == "array":
+        node["items"] = (
+            strict_schema(rng, depth + 1)
+            if not chance(rng, o(0.1))
+            else pick(rng, ["string", None])
+        )
+    if kind in ("number", "integer"):
+        for key in (
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "const",
+            "default",
+        ):
+            if chance(rng, 0.15):
+                node[key] = (
+                    pick(rng, [0, 1, 5, -3, 100])
+                    if not chance(rng, o(0.3))
+                    else pick(rng, [1.5, -0.0, "1", True, 2**63, {}])
+                )
+    if kind == "string":
+        if chance(rng, 0.2):
+            node["enum"] = [text(rng, allow_empty=False)] if not chance(rng, o(0.2)) else [1]
+        if chance(rng, 0.15):
+            node["format"] = pick(
+                rng,
+                ["email", "hostname", "ipv4", "ipv6", "uuid"]
+                + (["date", "uri"] if chance(rng, o(0.3)) else []),
+            )
+        if chance(rng, 0.1):
+            node["pattern"] = pick(rng, ["^[a-z]+$", "(["])
+    if chance(rng, 0.3):
+        node["description"] = text(rng) if not chance(rng, o(0.1)) else 5
+    if chance(rng, 0.1):
+        node["title"] = text(rng)
+    return node
+
+
+def extras_chat(rng: R, request: Json, spec: Spec) -> str:
+    messages = request["messages"]
+    roll = rng.randrange(6)
+    if roll == 0:
+        part = {"type": "file"}
+        for key in ("file_id", "file_data", "filename"):
+            if chance(rng, 0.4):
+                part[key] = pick(
+                    rng,
+                    [
+                        "f",
+                        "",
+                        PNG_DATA,
+                        "data:,x",
+                        "data:application/pdf;base64,aGk=",
+                        "DATA:IMAGE/PNG;BASE64,aGk=",
+                    ],
+                )
+        target = next((m for m in messages if m.get("role") in ("user", "system", "tool")), None)
+        if target is not None:
+            content = target.get("content")
+            target["content"] = (
+                content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+            ) + [part]
+        return "file_part"
+    if roll == 1:
+        for message in messages:
+            if message.get("role") in ("user", "system", "assistant") and chance(rng, 0.3):
+                message["name"] = pick(rng, ["alice", "", 5])
+        return "names"
+    if roll == 2:
+        at = rng.randrange(len(messages) + 1)
+        for _ in range(rng.randint(1, 3)):
+            messages.insert(
+                at, {"role": "latest_reminder", "content": pick(rng, ["", "r", text(rng)])}
+            )
+        return "reminders"
+    if roll == 3:
+        for message in messages:
+            calls = message.get("tool_calls")
+            if calls and chance(rng, 0.5):
+                calls.append(dict(calls[0]))
+                break
+        return "duplicate_calls"
+    if roll == 4:
+        for index, message in enumerate(messages):
+            if message.get("role") == "tool" and chance(rng, 0.5):
+                messages.insert(index + 1, dict(message))
+                break
+        return "duplicate_answers"
+    request["stream_options"] = pick(
+        rng, [{}, {"include_usage": True}, {"include_usage": None}, [], "x"]
+    )
+    request["stream"] = pick(rng, [True, True, False])
+    return "stream_options"
+
+
+def extras_responses(rng: R, request: Json, spec: Spec) -> str:
+    names = [t.get("name") for t in request.get("tools") or [] if isinstance(t, dict)]
+    if chance(rng, 0.1):
+        request.setdefault("tools", []).append(
+            {
+                "type": "tool_search",
+                "execution": pick(rng, ["client", "server", None]),
+                "description": pick(rng, [None, "d"]),
+                "parameters": pick(rng, [None, {"type": "object"}, {"type": "integer"}]),
+            }
+        )
+    items = request.get("input")
+    if not isinstance(items, list):
+        items = [{"role": "user", "content": items if isinstance(items, str) else "u"}]
+        request["input"] = items
+    roll = rng.randrange(7)
+    if roll == 0:
+        call_id = pick(rng, ["ts1", "ts2", "c9"])
+        execution = pick(
+            rng, [None, "client", "server"] + (["bogus"] if chance(rng, o(0.2)) else [])
+        )
+        call: dict[str, Any] = {
+            "type": "tool_search_call",
+            "call_id": call_id,
+            "arguments": {"query": text(rng)},
+        }
+        output: dict[str, Any] = {"type": "tool_search_output", "call_id": call_id, "tools": []}
+        if execution is not None:
+            call["execution"] = execution
+            output["execution"] = execution
+        for _ in range(rng.randint(0, 3)):
+            output["tools"].append(
+                pick(
+                    rng,
+                    [
+                        {
+                            "type": "function",
+                            "name": pick(rng, ["g", "h", "get_weather"]),
+                            "parameters": {"type": "object"},
+                        },
+                        {"type": "function", "name": "k", "strict": True, "description": "d"},
+                        {"type": "custom", "name": "apply_patch"},
+                        {
+                            "type": "namespace",
+                            "name": "ns",
+                            "description": pick(rng, ["", "D"]),
+                            "tools": [{"type": "function", "name": "h"}],
+                        },
+                        {"type": "web_search"},
+                        {"type": "web_search_2025_08_26", "search_context_size": "low"},
+                        {
+                            "type": "tool_search",
+                            "execution": pick(rng, [None, "client", "server"]),
+                            "description": pick(rng, [None, "d"]),
+                            "parameters": pick(rng, [None, {"type": "object"}]),
+                        },
+                        {
+                            "type": "function",
+                            "name": pick(rng, [n for n in names if isinstance(n, str)] or ["f"]),
+                            "parameters": {"type": "object"},
+                        },
+                    ]
+                    + (
+                        [
+                            {"type": "file_search"},
+                            {"type": "custom", "name": "x"},
+                            {"type": rng.randrange(8), "name": "apply_patch", "tools": []},
+                            {"type": "function", "name": "a b"},
+                            {
+                                "type": "namespace",
+                                "name": "ns",
+                                "description": "",
+                                "tools": [{"type": rng.randrange(3), "name": "h"}],
+                            },
+                            {"type": "function", "name": "bad", "parameters": {"type": "integer"}},
+                        ]
+                        if chance(rng, o(0.3))
+                        else []
+                    ),
+                )
+            )
+        at = rng.randrange(len(items) + 1)
+        items[at:at] = [call, output] if chance(rng, 0.8) else [output, call]
+        return "tool_search"
+    if roll == 1:
+        at = rng.randrange(len(items) + 1)
+        items.insert(
+            at,
+            {
+                "type": "function_call_output",
+                "output": pick(rng, ["o", [{"type": "input_text", "text": "t"}]]),
+            },
+        )
+        return "output_without_call"
+    if roll == 2:
+        tools = request.setdefault("tools", [])
+        tools.append({"type": "function", "name": "ns__g"})
+        tools.append(
+            {
+                "type": "namespace",
+                "name": "ns",
+                "description": pick(rng, ["", "D", None]),
+                "tools": [
+                    {"type": "function", "name": "g"},
+                    {"type": "function", "name": pick(rng, ["g_1", "h"])},
+                ],
+            }
+        )
+        rng.shuffle(tools)
+        return "namespace_collisions"
+    if roll == 3:
+        at = rng.randrange(len(items) + 1)
+        items.insert(
+            at,
+            pick(
+                rng,
+                [
+                    {"type": "reasoning", "content": [{"type": "reasoning_text", "text": ""}]},
+                    {"type": "reasoning"},
+                    {"type": "web_search_call", "id": "w"},
+                    {"role": "assistant", "content": ""},
+                ],
+            ),
+        )
+        return "separators"
+    if roll == 4:
+        for item in items:
+            if isinstance(item, dict) and isinstance(item.get("content"), list):
+                item["content"].append(
+                    pick(
+                        rng,
+                        [
+                            {"type": "input_image", "image_url": ""},
+                            {"type": "input_image", "file_id": ""},
+                            {"type": "input_image", "image_url": PNG_DATA, "file_id": "f"},
+                            {"type": "input_image", "image_url": "data:,hello"},
+                        ],
+                    )
+                )
+                break
+        return "image_parts"
+    if roll == 5:
+        for tool in request.get("tools", []):
+            if isinstance(tool, dict) and tool.get("type") == "function" and chance(rng, 0.5):
+                tool["defer_loading"] = pick(rng, [True, False, "x"])
+        return "defer_loading"
+    items.insert(
+        rng.randrange(len(items) + 1),
+        {"type": "custom_tool_call_output", "call_id": "cx", "output": None},
+    )
+    items.insert(
+        0, {"type": "custom_tool_call", "call_id": "cx", "name": "apply_patch", "input": "i"}
+    )
+    return "custom_outputs"
+
+
+def extras_messages(rng: R, request: Json, spec: Spec) -> str:
+    messages = request["messages"]
+    tools = request.get("tools") or []
+    names = [t.get("name") for t in tools if isinstance(t, dict)] or ["f"]
+    roll = rng.randrange(7)
+    if roll >= 5 and messages:
+        return misplaced_blocks(rng, messages, names)
+    if roll == 0:
+        block = {
+            "type": "tool_addition",
+            "tool": {
+                "type": "tool_reference",
+                "name": pick(rng, [*names, "nope"] if chance(rng, o(0.3)) else names),
+            },
+        }
+        content = (
+            [block]
+            if chance(rng, 0.5)
+            else [{"type": "text", "text": pick(rng, ["", "x", text(rng)])}, block]
+        )
+        role = "system" if not chance(rng, o(0.2)) else pick(rng, ["user", "assistant"])
+        messages.insert(rng.randrange(len(messages) + 1), {"role": role, "content": content})
+        for tool in tools:
+            if isinstance(tool, dict) and chance(rng, 0.5):
+                tool["defer_loading"] = True
+        return "tool_addition"
+    if roll == 1:
+        request["metadata"] = pick(rng, [{"user_id": "u"}, {}, {"user_id": 5}, "x"])
+        return "metadata"
+    if roll == 2:
+        for message in messages:
+            if isinstance(message.get("content"), list):
+                message["content"].insert(0, {"type": "text", "text": ""})
+        return "empty_texts"
+    if roll == 3:
+        target = next((m for m in messages if m.get("role") == "user"), None)
+        if target is not None:
+            content = (
+                target["content"]
+                if isinstance(target["content"], list)
+                else [{"type": "text", "text": target["content"]}]
+            )
+            content.append(
+                {
+                    "type": "document",
+                    "source": pick(
+                        rng,
+                        [
+                            {"type": "text", "media_type": "text/plain", "data": "d"},
+                            {"media_type": "a/b"},
+                            {},
+                            {"type": "url", "url": "http://x"},
+                        ],
+                    ),
+                }
+            )
+            target["content"] = content
+        return "documents"
+    for message in messages:
+        if (
+            message.get("role") == "user"
+            and isinstance(message.get("content"), list)
+            and any(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in message["content"]
+            )
+        ):
+            message["content"].append(
+                pick(rng, [{"type": "text", "text": "t"}, dict(message["content"][0])])
+            )
+            break
+    return "results"
+
+
+def ms_block_pool(rng: R, messages: list[Json], names: list[str]) -> Json:
+    """One content block of any kind (for any role), ids mostly taken from the request."""
+    ids = [
+        b.get("id")
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ] or ["toolu_x"]
+    bad_image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "@@"},
+    }
+    return pick(
+        rng,
+        [
+            {"type": "text", "text": text(rng)},
+            {"type": "text", "text": ""},
+            {"type": "image", "source": {"type": "url", "url": "https://x/y.png"}},
+            bad_image,
+            {
+                "type": "document",
+                "source": {"type": "text", "media_type": "text/plain", "data": "d"},
+            },
+            {"type": "thinking", "thinking": text(rng), "signature": "s"},
+            {
+                "type": "tool_use",
+                "id": pick(rng, [*ids, "toolu_new"]),
+                "name": pick(rng, names),
+                "input": {},
+            },
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            {"type": "tool_result", "tool_use_id": pick(rng, [*ids, "toolu_zz"]), "content": "r"},
+            {
+                "type": "tool_result",
+                "tool_use_id": pick(rng, ids),
+                "content": [
+                    pick(
+                        rng,
+                        [
+                            {"type": "tool_reference", "tool_name": pick(rng, [*names, "nope"])},
+                            {"type": "text", "text": "t"},
+                            {"type": "image", "source": bad_image["source"]},
+                        ],
+                    )
+                ],
+            },
+            {"type": "tool_addition", "tool": {"type": "tool_reference", "name": pick(rng, names)}},
+        ],
+    )
+
+
+def misplaced_blocks(rng: R, messages: list[Json], names: list[str]) -> str:
+    """Blocks where their role may not hold them, out of order, or after a tool_use."""
+    for _ in range(rng.randint(1, 3)):
+        message = pick(rng, messages)
+        content = message.get("content")
+        if not isinstance(content, list):
+            content = [{"type": "text", "text": content}] if isinstance(content, str) else []
+        roll = rng.randrange(3)
+        if roll == 0 and len(content) > 1:
+            rng.shuffle(content)
+        elif roll == 1 and message.get("role") == "assistant":
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{rng.randrange(9)}",
+                    "name": pick(rng, names),
+                    "input": {},
+                }
+            )
+            content.append(ms_block_pool(rng, messages, names))
+        else:
+            content.insert(rng.randrange(len(content) + 1), ms_block_pool(rng, messages, names))
+        message["content"] = content
+    return "blocks"
+
+
+def fam_extras(rng: R, protocol: str) -> tuple[str, Json]:
+    spec = base_spec(rng, protocol, odd=o(0.05), tools=rng.randint(0, 3), turns=rng.randint(1, 4))
+    request = emit(rng, spec)
+    sub = {
+        "chat_completions": extras_chat,
+        "responses": extras_responses,
+        "messages": extras_messages,
+    }[protocol](rng, request, spec)
+    return sub, request
+
+
+def fam_strict(rng: R, protocol: str) -> tuple[str, Json]:
+    spec = base_spec(rng, protocol, odd=o(0.02), tools=0, turns=rng.randint(1, 2))
+    request = emit(rng, spec)
+    if chance(rng, 0.6) and protocol != "messages":
+        tool_schema = strict_schema(rng)
+        if protocol == "chat_completions":
+            request["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": "f", "strict": True, "parameters": tool_schema},
+                }
+            ]
+        else:
+            request["tools"] = [
+                {"type": "function", "name": "f", "strict": True, "parameters": tool_schema}
+            ]
+        if chance(rng, 0.2):
+            request["tool_choice"] = "none"
+        return "tool", request
+    fmt_schema = strict_schema(rng)
+    if protocol == "chat_completions":
+        request["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "x", "strict": chance(rng, 0.8), "schema": fmt_schema},
+        }
+    elif protocol == "responses":
+        request["text"] = {
+            "format": {
+                "type": "json_schema",
+                "name": "x",
+                "strict": chance(rng, 0.8),
+                "schema": fmt_schema,
+            }
+        }
+    else:
+        tool_schema = strict_schema(rng)
+        request["tools"] = [{"name": "f", "input_schema": tool_schema}]
+    return "format", request
+
+
 FAMILIES: list[tuple[str, Callable[[R, str], tuple[str, Json]], float]] = [
     ("tools", fam_tools, 3),
     ("tool_choice", fam_tool_choice, 2),
@@ -1608,6 +2116,8 @@ FAMILIES: list[tuple[str, Callable[[R, str], tuple[str, Json]], float]] = [
     ("realistic", fam_realistic, 2),
     ("multi_error", fam_multi_error, 1.5),
     ("random", fam_random, 3),
+    ("extras", fam_extras, 3),
+    ("strict", fam_strict, 2),
 ]
 _WEIGHTS = [w for _, _, w in FAMILIES]
 

@@ -137,8 +137,8 @@ impl ChatCompletionRequest {
                 "Invalid n value (currently only n = 1 is supported)",
             ));
         }
-        check_penalty("frequency_penalty", self.frequency_penalty)?;
         check_penalty("presence_penalty", self.presence_penalty)?;
+        check_penalty("frequency_penalty", self.frequency_penalty)?;
         check_temperature(self.temperature)?;
         check_top_p(self.top_p)?;
         let logprobs = self.logprobs.unwrap_or(false);

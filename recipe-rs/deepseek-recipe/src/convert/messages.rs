@@ -11,7 +11,8 @@ use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_tool_names, declared_tools, resolve_tool_choice, FunctionDecl, ToolChoiceParam,
+    check_tool_names, declared_tools, drop_loaded_tools, resolve_tool_choice, FunctionDecl,
+    ToolChoiceParam,
 };
 use crate::conversation::{
     ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
@@ -35,11 +36,26 @@ impl MessagesRequest {
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
         // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
-        let tools = self.tools.unwrap_or_default();
+        // Dropping web search: web search server tools are left out (other tools keep their
+        // positions in error paths).
+        let drops_web_search = options.messages_web_search == WebSearchBehavior::Drop;
+        let (positions, tools): (Vec<usize>, Vec<_>) = self
+            .tools
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, tool)| {
+                !(drops_web_search
+                    && tool
+                        .kind
+                        .as_deref()
+                        .is_some_and(|kind| kind.starts_with("web_search")))
+            })
+            .unzip();
         let declarations: Vec<FunctionDecl> = tools
             .iter()
-            .enumerate()
-            .map(|(index, tool)| FunctionDecl {
+            .zip(&positions)
+            .map(|(tool, index)| FunctionDecl {
                 name: tool.name.clone(),
                 description: tool.description.clone(),
                 parameters: tool.input_schema.clone(),
@@ -52,8 +68,17 @@ impl MessagesRequest {
         check_tool_names(&declarations)?;
         if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
             return Err(ApiError::invalid_request(format!(
-                "tools[{index}]: server tools are not supported"
+                "tools[{}]: server tools are not supported",
+                positions[index]
             )));
+        }
+        if model_version == ModelVersion::DeepseekV41Flash
+            && !tools.is_empty()
+            && tools.iter().all(|tool| tool.defer_loading == Some(true))
+        {
+            return Err(ApiError::invalid_request(
+                "tools: at least one tool must have defer_loading=false. All tools cannot be deferred.",
+            ));
         }
         if self.messages.is_empty() {
             return Err(ApiError::invalid_request(
@@ -65,7 +90,6 @@ impl MessagesRequest {
             self.output_config.and_then(|config| config.effort),
             options.default_thinking_mode,
         );
-        let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
         let tool_definitions: Vec<Tool> = tools
             .iter()
             .map(|tool| Tool {
@@ -81,7 +105,6 @@ impl MessagesRequest {
             version: model_version,
             image_token: options.image_token(),
             web_search: options.messages_web_search,
-            tool_names: &tool_names,
             tool_definitions: &tool_definitions,
         };
         let mut messages = Vec::new();
@@ -96,26 +119,16 @@ impl MessagesRequest {
             };
             messages.push(Converted::plain(text_message(Role::System, text)));
         }
-        // Messages are checked one by one: a pairing error is reported at its message.
-        let pairing_error = check_tool_pairing(&self.messages).err();
+        // Messages are checked and converted block by block, in order; `pending` holds the
+        // `tool_use` ids of the previous assistant message, which the next user message must
+        // answer with leading `tool_result` blocks.
         let count = self.messages.len();
-        let pairing_error_at = |index: usize, after: bool| {
-            pairing_error
-                .as_ref()
-                .filter(|(at, when, _)| *at == index && *when == after)
-                .map(|(_, _, error)| error.clone())
-        };
+        let mut pending: Vec<String> = Vec::new();
         for (index, message) in self.messages.into_iter().enumerate() {
-            if let Some(error) = pairing_error_at(index, false) {
-                return Err(error);
-            }
-            converter.convert(index, message, &mut messages)?;
-            if let Some(error) = pairing_error_at(index, true) {
-                return Err(error);
-            }
+            converter.convert(index, message, &mut pending, &mut messages)?;
         }
-        if let Some(error) = pairing_error_at(count, true) {
-            return Err(error);
+        if !pending.is_empty() {
+            return Err(unanswered(&format!("messages.{}:", count - 1), &pending));
         }
         let (mut messages, missing_reasoning): (Vec<Message>, Vec<bool>) = messages
             .into_iter()
@@ -139,7 +152,15 @@ impl MessagesRequest {
         });
         let choice_is_none = choice == Some(ToolChoiceParam::None);
         let declared = declared_tools(declarations, true, choice_is_none)?;
+        let narrowed = matches!(
+            choice,
+            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
+        );
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        let mut missing_reasoning = missing_reasoning;
+        if narrowed {
+            drop_loaded_tools(&mut messages, &mut missing_reasoning);
+        }
         let stop_sequences = self.stop_sequences.unwrap_or_default();
         check_stop(&stop_sequences, false)?;
         check_temperature(self.temperature)?;
@@ -193,7 +214,6 @@ struct MessageConverter<'a> {
     version: ModelVersion,
     image_token: &'a str,
     web_search: WebSearchBehavior,
-    tool_names: &'a [String],
     /// The declared tools as `tool_addition` blocks show them.
     tool_definitions: &'a [Tool],
 }
@@ -203,6 +223,7 @@ impl MessageConverter<'_> {
         &self,
         index: usize,
         message: MessagesMessage,
+        pending: &mut Vec<String>,
         out: &mut Vec<Converted>,
     ) -> Result<(), ApiError> {
         let (role, content) = match message {
@@ -219,45 +240,48 @@ impl MessageConverter<'_> {
             }
             MessagesContent::Blocks(blocks) => blocks,
         };
-        if role != Role::Assistant
-            && blocks
-                .iter()
-                .any(|block| matches!(block, ContentBlock::Thinking { .. }))
-        {
-            return Err(ApiError::invalid_request(format!(
-                "messages.{index}.content: thinking blocks may only be in `assistant` messages"
-            )));
-        }
-        if role != Role::System
-            && blocks
-                .iter()
-                .any(|block| matches!(block, ContentBlock::ToolAddition { .. }))
-        {
-            return Err(ApiError::invalid_request(format!(
-                "messages.{index}: `tool_addition` blocks can only be in `system` messages"
-            )));
+        if role != Role::User && !pending.is_empty() {
+            return Err(unanswered(&format!("messages.{index}: "), pending));
         }
         match role {
-            Role::Assistant => self.convert_assistant(index, blocks, out),
+            Role::Assistant => {
+                *pending = self.convert_assistant(index, blocks, out)?;
+                Ok(())
+            }
             Role::System => self.convert_system(index, blocks, out),
-            _ => self.convert_user(index, blocks, out),
+            _ => {
+                let expected = std::mem::take(pending);
+                self.convert_user(index, blocks, &expected, out)
+            }
         }
     }
 
-    /// A system-role message: V4.1 keeps it as a system message (with the tools its
-    /// `tool_addition` blocks add), V4 turns its text into a user `<system-reminder>` note (a
-    /// message without text is dropped).
+    /// A system-role message: V4.1 keeps it as a system message (its texts, documents and
+    /// images joined, with the tools its `tool_addition` blocks add), V4 turns it into a user
+    /// `<system-reminder>` note (images as a text note; a message without content is dropped).
     fn convert_system(
         &self,
         index: usize,
         blocks: Vec<ContentBlock>,
         out: &mut Vec<Converted>,
     ) -> Result<(), ApiError> {
-        let mut texts = Vec::new();
+        let mut builder = super::content::ContentBuilder::default();
         let mut tools = Vec::new();
         for (block_index, block) in blocks.into_iter().enumerate() {
             match block {
-                ContentBlock::Text { text } => texts.push(text),
+                ContentBlock::Text { text } => builder.push_text(&text),
+                ContentBlock::Document { source } => builder.push_text(&document_note(&source)),
+                ContentBlock::Image { source } => match self.version {
+                    ModelVersion::DeepseekV4Pro => builder.push_text(UNSUPPORTED_IMAGE_TEXT),
+                    ModelVersion::DeepseekV41Flash => {
+                        let error_path = format!("messages.{index}.content[{block_index}]");
+                        let source = ImageSource {
+                            path: format!("messages.{index}"),
+                            ..image_source(&source, &error_path)?
+                        };
+                        builder.push_image(source, self.image_token);
+                    }
+                },
                 ContentBlock::ToolAddition {
                     tool: ToolReferenceParam::ToolReference { name },
                 } => {
@@ -269,33 +293,68 @@ impl MessageConverter<'_> {
                     };
                     tools.push(tool.clone());
                 }
-                _ => {}
+                other => misplaced_block(index, &other)?,
             }
         }
-        let text = texts.join(BLOCK_SEPARATOR);
         let message = match self.version {
             ModelVersion::DeepseekV41Flash => {
-                let mut message = text_message(Role::System, text);
+                let mut message = builder.into_message(Role::System);
                 message.tools = tools;
                 message
             }
-            ModelVersion::DeepseekV4Pro if text.is_empty() => return Ok(()),
-            ModelVersion::DeepseekV4Pro => text_message(
-                Role::User,
-                format!("<system-reminder>\n{text}\n</system-reminder>"),
-            ),
+            ModelVersion::DeepseekV4Pro => {
+                let text = builder.into_text();
+                if text.is_empty() {
+                    return Ok(());
+                }
+                text_message(
+                    Role::User,
+                    format!("<system-reminder>\n{text}\n</system-reminder>"),
+                )
+            }
         };
         out.push(Converted::plain(message));
         Ok(())
     }
 
+    /// A user message: leading `tool_result` blocks answer the previous assistant message's
+    /// `tool_use` ids (`expected`); the first other block (or the end) checks that every id is
+    /// answered.
     fn convert_user(
         &self,
         index: usize,
         blocks: Vec<ContentBlock>,
+        expected: &[String],
         out: &mut Vec<Converted>,
     ) -> Result<(), ApiError> {
+        // V4.1: the tools that tool results reference are loaded by a system message after
+        // the turn (every reference, in order).
+        let mut loaded = Vec::new();
+        let mut answered: Vec<String> = Vec::new();
+        let mut answers_checked = expected.is_empty();
+        let check_answers = |answered: &[String], at: &str| {
+            let missing: Vec<String> = expected
+                .iter()
+                .filter(|id| !answered.contains(id))
+                .cloned()
+                .collect();
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(unanswered(at, &missing))
+            }
+        };
         for (block_index, block) in blocks.into_iter().enumerate() {
+            if matches!(
+                block,
+                ContentBlock::Text { .. }
+                    | ContentBlock::Image { .. }
+                    | ContentBlock::Document { .. }
+            ) && !answers_checked
+            {
+                check_answers(&answered, &format!("messages.{index}: "))?;
+                answers_checked = true;
+            }
             let message = match block {
                 ContentBlock::Text { text } => text_message(Role::User, text),
                 ContentBlock::Image { source } => {
@@ -315,37 +374,74 @@ impl MessageConverter<'_> {
                     content,
                     ..
                 } => {
-                    let mut message = self.tool_result(index, block_index, content)?;
+                    if answered.contains(&tool_use_id) {
+                        return Err(ApiError::invalid_request(format!(
+                            "messages.{index}.content.{block_index}: each tool_use must have a single result. Found multiple `tool_result` blocks with id: {tool_use_id}"
+                        )));
+                    }
+                    answered.push(tool_use_id.clone());
+                    if !expected.contains(&tool_use_id) {
+                        return Err(ApiError::invalid_request(format!(
+                            "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                        )));
+                    }
+                    let mut message = self.tool_result(index, block_index, content, &mut loaded)?;
                     message.tool_call_id = Some(tool_use_id);
                     message
                 }
-                ContentBlock::ServerToolUse { .. } | ContentBlock::WebSearchToolResult { .. } => {
-                    self.server_block()?;
+                other => {
+                    misplaced_block(index, &other)?;
                     continue;
                 }
-                ContentBlock::Thinking { .. }
-                | ContentBlock::ToolUse { .. }
-                | ContentBlock::ToolAddition { .. } => continue,
             };
+            out.push(Converted::plain(message));
+        }
+        if !answers_checked {
+            // Only tool results: reported at the `tool_use` message.
+            check_answers(&answered, &format!("messages.{}:", index.saturating_sub(1)))?;
+        }
+        if self.version == ModelVersion::DeepseekV41Flash && !loaded.is_empty() {
+            let mut message = text_message(Role::System, String::new());
+            message.tools = loaded;
             out.push(Converted::plain(message));
         }
         Ok(())
     }
 
+    /// An assistant message; returns its `tool_use` ids (the next message must answer them).
+    /// Only thinking and more `tool_use` blocks may follow a `tool_use` block.
     fn convert_assistant(
         &self,
         index: usize,
         blocks: Vec<ContentBlock>,
         out: &mut Vec<Converted>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<Vec<String>, ApiError> {
         let mut texts = Vec::new();
         let mut thoughts = Vec::new();
-        let mut calls = Vec::new();
+        let mut calls: Vec<ToolCall> = Vec::new();
         for (block_index, block) in blocks.into_iter().enumerate() {
+            if matches!(
+                block,
+                ContentBlock::Text { .. }
+                    | ContentBlock::Image { .. }
+                    | ContentBlock::Document { .. }
+            ) && !calls.is_empty()
+            {
+                let ids: Vec<String> = calls.iter().map(|call| call.id.clone()).collect();
+                return Err(unanswered(
+                    &format!("messages.{index}.{block_index}: "),
+                    &ids,
+                ));
+            }
             match block {
                 ContentBlock::Text { text } => texts.push(text),
                 ContentBlock::Thinking { thinking, .. } => thoughts.push(thinking),
                 ContentBlock::ToolUse { id, name, input } => {
+                    if calls.iter().any(|call| call.id == id) {
+                        return Err(ApiError::invalid_request(format!(
+                            "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
+                        )));
+                    }
                     let arguments = to_spaced_json(&input);
                     calls.push(ToolCall {
                         id,
@@ -353,20 +449,24 @@ impl MessageConverter<'_> {
                         arguments,
                     });
                 }
-                ContentBlock::Image { source } => {
-                    let path = format!("messages.{index}.content[{block_index}]");
-                    image_source(&source, &path)?;
-                    return Err(ApiError::invalid_request(
-                        "Image in assistant message is unsupported",
-                    ));
-                }
+                ContentBlock::Image { source } => match self.version {
+                    ModelVersion::DeepseekV4Pro => texts.push(UNSUPPORTED_IMAGE_TEXT.to_owned()),
+                    ModelVersion::DeepseekV41Flash => {
+                        let path = format!("messages.{index}.content[{block_index}]");
+                        image_source(&source, &path)?;
+                        return Err(ApiError::invalid_request(
+                            "Image in assistant message is unsupported",
+                        ));
+                    }
+                },
                 ContentBlock::Document { source } => texts.push(document_note(&source)),
                 ContentBlock::ServerToolUse { .. } | ContentBlock::WebSearchToolResult { .. } => {
                     self.server_block()?
                 }
-                ContentBlock::ToolResult { .. } | ContentBlock::ToolAddition { .. } => {}
+                other => misplaced_block(index, &other)?,
             }
         }
+        let ids = calls.iter().map(|call| call.id.clone()).collect();
         let mut message = text_message(Role::Assistant, join_after_text(&texts));
         let missing_reasoning = thoughts.is_empty();
         message.reasoning_content = (!missing_reasoning).then(|| thoughts.join(BLOCK_SEPARATOR));
@@ -375,7 +475,7 @@ impl MessageConverter<'_> {
             message,
             missing_reasoning,
         });
-        Ok(())
+        Ok(ids)
     }
 
     /// A `server_tool_use` / `web_search_tool_result` block in history.
@@ -394,6 +494,7 @@ impl MessageConverter<'_> {
         index: usize,
         block_index: usize,
         content: Option<ToolResultContent>,
+        loaded: &mut Vec<Tool>,
     ) -> Result<Message, ApiError> {
         let mut builder = super::content::ContentBuilder::default();
         match content {
@@ -407,31 +508,36 @@ impl MessageConverter<'_> {
                             builder.push_text(&document_note(&source))
                         }
                         ToolResultBlock::ToolReference { tool_name } => {
-                            if !self.tool_names.contains(&tool_name) {
+                            let Some(tool) = self
+                                .tool_definitions
+                                .iter()
+                                .find(|tool| tool.name == tool_name)
+                            else {
                                 return Err(ApiError::invalid_request(format!(
                                     "messages.{index}.content.{block_index}: tool reference '{tool_name}' not found in available tools"
                                 )));
-                            }
+                            };
+                            loaded.push(tool.clone());
                             builder.push_text(&tool_name);
                         }
-                        ToolResultBlock::Image { source } => {
-                            match self.version {
-                                ModelVersion::DeepseekV4Pro => {
-                                    builder.push_text(UNSUPPORTED_IMAGE_TEXT)
-                                }
-                                ModelVersion::DeepseekV41Flash => {
-                                    let error_path = format!("messages.{index}.content.{block_index}.content[{part_index}]");
-                                    let source = image_source(&source, &error_path)?;
-                                    let source = ImageSource {
-                                        path: format!(
-                                            "messages.{index}.content.{block_index}.tool_result"
-                                        ),
-                                        ..source
-                                    };
-                                    builder.push_image(source, self.image_token);
-                                }
+                        ToolResultBlock::Image { source } => match self.version {
+                            ModelVersion::DeepseekV4Pro => {
+                                builder.push_text(UNSUPPORTED_IMAGE_TEXT)
                             }
-                        }
+                            ModelVersion::DeepseekV41Flash => {
+                                let error_path = format!(
+                                        "messages.{index}.content.{block_index}.tool_result.content[{part_index}]"
+                                    );
+                                let source = image_source(&source, &error_path)?;
+                                let source = ImageSource {
+                                    path: format!(
+                                        "messages.{index}.content.{block_index}.tool_result"
+                                    ),
+                                    ..source
+                                };
+                                builder.push_image(source, self.image_token);
+                            }
+                        },
                     }
                 }
             }
@@ -558,112 +664,39 @@ fn is_padded_base64(data: &str) -> bool {
     }
 }
 
-/// A pairing error and where the reference reports it: at message `at`, before converting it
-/// or (`after`) once it is converted; `at` is the message count for a `tool_use` in the last
-/// message.
-type PairingError = (usize, bool, ApiError);
+/// The error for `tool_use` ids left without results (`at` is the position prefix).
+fn unanswered(at: &str, ids: &[String]) -> ApiError {
+    let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    ids.sort_unstable();
+    ApiError::invalid_request(format!(
+        "{at}`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+        ids.join(", ")
+    ))
+}
 
-/// Every `tool_use` must be answered by `tool_result` blocks at the start of the next message,
-/// and every `tool_result` must answer a `tool_use` of the previous message.
-fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), PairingError> {
-    let unanswered = |at: String, ids: &[&str]| {
-        let mut ids = ids.to_vec();
-        ids.sort_unstable();
-        ApiError::invalid_request(format!(
-            "{at}`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-            ids.join(", ")
-        ))
+/// The error for a block in a role that may not hold it (`Ok` for blocks every role holds).
+fn misplaced_block(index: usize, block: &ContentBlock) -> Result<(), ApiError> {
+    let message = match block {
+        ContentBlock::Thinking { .. } => {
+            format!("messages.{index}.content: thinking blocks may only be in `assistant` messages")
+        }
+        ContentBlock::ToolAddition { .. } => {
+            format!("messages.{index}: `tool_addition` blocks can only be in `system` messages")
+        }
+        ContentBlock::ToolUse { .. } | ContentBlock::ServerToolUse { .. } => {
+            format!("messages.{index}: `tool_use` blocks can only be in `assistant` messages")
+        }
+        ContentBlock::WebSearchToolResult { .. } => format!(
+            "messages.{index}: `web_search_tool_result` blocks can only be in `assistant` messages"
+        ),
+        ContentBlock::ToolResult { .. } => {
+            format!("messages.{index}: `tool_result` blocks can only be in `user` messages")
+        }
+        ContentBlock::Text { .. } | ContentBlock::Image { .. } | ContentBlock::Document { .. } => {
+            return Ok(())
+        }
     };
-    let mut pending: Vec<&str> = Vec::new();
-    for (index, message) in messages.iter().enumerate() {
-        let blocks: &[ContentBlock] = match message {
-            MessagesMessage::User(MessagesContent::Blocks(blocks))
-            | MessagesMessage::Assistant(MessagesContent::Blocks(blocks))
-            | MessagesMessage::System(MessagesContent::Blocks(blocks)) => blocks,
-            _ => &[],
-        };
-        let leading_results: Vec<&str> = blocks
-            .iter()
-            .map_while(|block| match block {
-                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
-                _ => None,
-            })
-            .collect();
-        if !pending.is_empty() && leading_results.is_empty() {
-            return Err((
-                index,
-                false,
-                unanswered(format!("messages.{index}: "), &pending),
-            ));
-        }
-        let mut answered: Vec<&str> = Vec::new();
-        for (block_index, block) in blocks.iter().enumerate() {
-            if let ContentBlock::ToolResult { tool_use_id, .. } = block {
-                if answered.contains(&tool_use_id.as_str()) {
-                    return Err((index, false, ApiError::invalid_request(format!(
-                        "messages.{index}.content.{block_index}: each tool_use must have a single result. Found multiple `tool_result` blocks with id: {tool_use_id}"
-                    ))));
-                }
-                answered.push(tool_use_id);
-                if !pending.contains(&tool_use_id.as_str()) {
-                    return Err((index, false, ApiError::invalid_request(format!(
-                        "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
-                    ))));
-                }
-            }
-        }
-        let missing: Vec<&str> = pending
-            .iter()
-            .copied()
-            .filter(|id| !leading_results.contains(id))
-            .collect();
-        if !missing.is_empty() {
-            // Only tool results in the next message: reported at the `tool_use` message;
-            // otherwise at the next message.
-            let only_results = matches!(
-                message,
-                MessagesMessage::User(MessagesContent::Blocks(_))
-                    | MessagesMessage::Assistant(MessagesContent::Blocks(_))
-                    | MessagesMessage::System(MessagesContent::Blocks(_))
-            ) && blocks
-                .iter()
-                .all(|block| matches!(block, ContentBlock::ToolResult { .. }));
-            let at = if only_results {
-                format!("messages.{}:", index - 1)
-            } else {
-                format!("messages.{index}: ")
-            };
-            return Err((index, true, unanswered(at, &missing)));
-        }
-        pending.clear();
-        let mut seen: Vec<&str> = Vec::new();
-        for (block_index, block) in blocks.iter().enumerate() {
-            if let ContentBlock::ToolUse { id, .. } = block {
-                if seen.contains(&id.as_str()) {
-                    return Err((
-                        index,
-                        true,
-                        ApiError::invalid_request(format!(
-                            "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
-                        )),
-                    ));
-                }
-                seen.push(id);
-            }
-        }
-        if matches!(message, MessagesMessage::Assistant(_)) {
-            pending = seen;
-        }
-    }
-    if !pending.is_empty() {
-        let last = messages.len() - 1;
-        return Err((
-            messages.len(),
-            true,
-            unanswered(format!("messages.{last}:"), &pending),
-        ));
-    }
-    Ok(())
+    Err(ApiError::invalid_request(message))
 }
 
 #[cfg(test)]
@@ -685,15 +718,14 @@ mod tests {
     #[test]
     fn tool_results_must_follow_their_uses() {
         let request = MessagesRequest::from_json(
-            r#"{"model": "m", "messages": [
+            r#"{"model": "DeepSeek-V4-Pro", "max_tokens": 10, "messages": [
                 {"role": "user", "content": "q"},
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
                 {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t1"}]}
             ]}"#,
         )
         .unwrap();
-        let (at, _, err) = check_tool_pairing(&request.messages).unwrap_err();
-        assert_eq!(at, 2);
+        let err = request.convert(&ConversionOptions::default()).unwrap_err();
         assert!(err
             .error
             .message

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use std::cell::RefCell;
+
 use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
@@ -15,15 +17,15 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    build_tools, check_strict_mix, check_tool_name, declared_tools, resolve_tool_choice,
+    check_strict_mix, check_tool_name, declared_tools, drop_loaded_tools, resolve_tool_choice,
     FunctionDecl, ToolChoiceParam,
 };
-use crate::conversation::{Message, Role, Tool, ToolCall};
+use crate::conversation::{Message, Role, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::responses::{
     CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
     ResponsesFunctionTool, ResponsesInput, ResponsesInputMessage, ResponsesRequest,
-    ResponsesTextFormat, ResponsesTool, ResponsesToolChoice,
+    ResponsesTextFormat, ResponsesTool, ResponsesToolChoice, ToolSearchExecution,
 };
 use crate::stream::responses::{report_tools, ReasoningSettings, ResponsesEcho};
 
@@ -45,6 +47,13 @@ const TOOL_SEARCH_NAME: &str = "tool_search";
 
 /// Flattened function name → `(namespace, local name)` for namespaced tools, sorted by name.
 pub type NamespaceToolMap = BTreeMap<String, (String, String)>;
+
+/// Flattened namespace function names with their `(namespace, name)`, in declaration order.
+type NamespaceFunctions = Vec<(String, (String, String))>;
+
+/// What the input items become: the messages, whether each assistant turn lacks reasoning,
+/// and the declarations of the tools that tool searches loaded.
+type ConvertedItems = (Vec<Message>, Vec<bool>, Vec<FunctionDecl>);
 
 /// The separator between namespace and function name in flattened names.
 fn namespace_separator(version: ModelVersion) -> &'static str {
@@ -73,21 +82,30 @@ impl ResponsesRequest {
         &self,
         options: &ConversionOptions,
     ) -> Result<NamespaceToolMap, ApiError> {
+        Ok(self.namespace_functions(options)?.into_iter().collect())
+    }
+
+    /// The flattened names of the declared namespace functions with their `(namespace, name)`,
+    /// in declaration order.
+    fn namespace_functions(
+        &self,
+        options: &ConversionOptions,
+    ) -> Result<NamespaceFunctions, ApiError> {
         let separator = namespace_separator(options.model_version(&self.model)?);
         let tools = self.tools.as_deref().unwrap_or_default();
-        let mut names = flattened_names(tools, separator).into_iter();
-        let mut map = NamespaceToolMap::new();
+        let mut names = flattened_names(tools, separator, &mut Vec::new()).into_iter();
+        let mut functions = Vec::new();
         for tool in tools {
             if let ResponsesTool::Namespace(namespace) = tool {
                 for member in &namespace.tools {
                     if let NamespaceMember::Function(function) = member {
                         let name = names.next().unwrap_or_default();
-                        map.insert(name, (namespace.name.clone(), function.name.clone()));
+                        functions.push((name, (namespace.name.clone(), function.name.clone())));
                     }
                 }
             }
         }
-        Ok(map)
+        Ok(functions)
     }
 
     /// What the response side needs: the echo, the reported `reasoning`, `text`, `tool_choice`
@@ -140,10 +158,18 @@ impl ResponsesRequest {
         // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
         let response_context = self.response_context(options)?;
-        let declarations =
-            tool_declarations(self.tools.unwrap_or_default(), model_version, options)?;
+        let namespace_names = self.namespace_functions(options)?;
+        let mut taken_names = Vec::new();
+        let declarations = tool_declarations(
+            self.tools.unwrap_or_default(),
+            model_version,
+            options.responses_web_search,
+            "",
+            &mut taken_names,
+        )?;
         let items = match self.input {
-            None if self.instructions.is_none() => {
+            // Empty instructions count as none.
+            None if self.instructions.as_deref().is_none_or(str::is_empty) => {
                 return Err(ApiError::invalid_request(
                     "Either input or instructions must be provided",
                 ));
@@ -166,21 +192,26 @@ impl ResponsesRequest {
             options.default_thinking_mode,
         );
 
+        taken_names.extend(
+            declarations
+                .iter()
+                .map(|declaration| declaration.name.clone()),
+        );
         let converter = ItemConverter {
             version: model_version,
             image_token: options.image_token(),
             separator: namespace_separator(model_version),
+            web_search: options.responses_web_search,
+            taken_names: RefCell::new(taken_names),
+            namespace_names,
         };
-        let (mut messages, missing_reasoning) =
+        let (mut messages, missing_reasoning, loaded_declarations) =
             converter.convert_items(self.instructions, items)?;
-        let loaded_tools: Vec<Tool> = messages
-            .iter()
-            .flat_map(|message| message.tools.iter().cloned())
-            .collect();
+        let loads_tools = !loaded_declarations.is_empty();
         check_reasoning_pass_back(
             &messages,
             &missing_reasoning,
-            !declarations.is_empty() || !loaded_tools.is_empty(),
+            !declarations.is_empty() || loads_tools,
             options.reasoning_content_behavior,
             thinking_mode,
             REASONING_PASS_BACK_ERROR,
@@ -201,9 +232,29 @@ impl ResponsesRequest {
             },
         };
         let choice_is_none = choice == Some(ToolChoiceParam::None);
-        let mut declared = declared_tools(declarations, false, choice_is_none)?;
-        declared.extend(loaded_tools);
+        // Tools loaded by tool searches are checked with the declared ones.
+        let mut declarations = declarations;
+        let loaded_count = loaded_declarations.len();
+        declarations.extend(loaded_declarations);
+        let declared = declared_tools(declarations, false, choice_is_none)?;
+        // The loading messages show the checked tools (strict ones normalised).
+        let mut checked = declared[declared.len() - loaded_count..].iter();
+        for message in &mut messages {
+            for tool in &mut message.tools {
+                if let Some(checked) = checked.next() {
+                    *tool = checked.clone();
+                }
+            }
+        }
+        let narrowed = matches!(
+            choice,
+            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
+        );
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        let mut missing_reasoning = missing_reasoning;
+        if narrowed {
+            drop_loaded_tools(&mut messages, &mut missing_reasoning);
+        }
 
         let format = self.text.map(|text| text.format);
         let wants_json_object = matches!(format, Some(ResponsesTextFormat::JsonObject));
@@ -304,15 +355,9 @@ fn namespace_member_declaration(
     function_declaration(function, name, None, version)
 }
 
-/// The tools a tool search returned: the listing its tool message shows and the declarations
-/// of the functions it loads (V4.1).
-fn searched_tools(
-    index: usize,
-    tools: Vec<ResponsesTool>,
-    version: ModelVersion,
-) -> Result<(Vec<Value>, Vec<FunctionDecl>), ApiError> {
+/// What a tool search output lists (the tool message's content).
+fn searched_tools_listing(index: usize, tools: Vec<ResponsesTool>) -> Result<Vec<Value>, ApiError> {
     let mut listing = Vec::new();
-    let mut declarations = Vec::new();
     let function_entry = |function: &ResponsesFunctionTool| {
         json!({
             "type": "function",
@@ -324,20 +369,9 @@ fn searched_tools(
     };
     for tool in tools {
         match tool {
-            ResponsesTool::Function(function) => {
-                listing.push(function_entry(&function));
-                let name = function.name.clone();
-                declarations.push(function_declaration(function, name, None, version));
-            }
-            ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
-                listing.push(json!({"type": "custom", "name": custom.name}));
-                declarations.push(apply_patch_declaration(version));
-            }
+            ResponsesTool::Function(function) => listing.push(function_entry(&function)),
             ResponsesTool::Custom(custom) => {
-                return Err(ApiError::invalid_request(format!(
-                    "Unsupported custom tool: '{}'. Only 'apply_patch' is supported.",
-                    custom.name
-                )));
+                listing.push(json!({"type": "custom", "name": custom.name}));
             }
             ResponsesTool::Namespace(namespace) => {
                 for member in namespace.tools {
@@ -348,17 +382,17 @@ fn searched_tools(
                             "description": namespace.description.as_deref().unwrap_or_default(),
                         });
                         listing.push(entry);
-                        declarations.push(namespace_member_declaration(
-                            &namespace.name,
-                            namespace.description.as_deref(),
-                            function,
-                            version,
-                        ));
                     }
                 }
             }
+            ResponsesTool::ToolSearch(tool_search) => listing.push(json!({
+                "type": "tool_search",
+                "execution": tool_search.execution,
+                "description": tool_search.description,
+                "parameters": tool_search.parameters,
+            })),
             ResponsesTool::WebSearch(web_search) => listing.push(json!({
-                "type": "web_search",
+                "type": web_search.kind,
                 "search_context_size": web_search.search_context_size,
                 "user_location": web_search.user_location,
             })),
@@ -369,10 +403,7 @@ fn searched_tools(
             }
         }
     }
-    for declaration in &mut declarations {
-        declaration.defer_loading = true;
-    }
-    Ok((listing, declarations))
+    Ok(listing)
 }
 
 /// The `apply_patch` custom tool as a function with one string parameter.
@@ -406,14 +437,15 @@ fn apply_patch_declaration(version: ModelVersion) -> FunctionDecl {
 /// The flattened names of the namespace functions, in order: `<namespace><separator><name>`,
 /// with `_1`, `_2`, … appended while the name is taken by a function declared outside a
 /// namespace or by an earlier flattened function.
-fn flattened_names(tools: &[ResponsesTool], separator: &str) -> Vec<String> {
-    let mut taken: Vec<String> = tools
-        .iter()
-        .filter_map(|tool| match tool {
-            ResponsesTool::Function(function) => Some(function.name.clone()),
-            _ => None,
-        })
-        .collect();
+fn flattened_names(
+    tools: &[ResponsesTool],
+    separator: &str,
+    taken: &mut Vec<String>,
+) -> Vec<String> {
+    taken.extend(tools.iter().filter_map(|tool| match tool {
+        ResponsesTool::Function(function) => Some(function.name.clone()),
+        _ => None,
+    }));
     let mut names = Vec::new();
     for tool in tools {
         if let ResponsesTool::Namespace(namespace) = tool {
@@ -435,18 +467,22 @@ fn flattened_names(tools: &[ResponsesTool], separator: &str) -> Vec<String> {
     names
 }
 
+/// `prefix` goes before `tools[…]` in error paths (`input[3].` for a tool search output);
+/// flattened names avoid the names in `taken`, which gains every name given here.
 fn tool_declarations(
     tools: Vec<ResponsesTool>,
     version: ModelVersion,
-    options: &ConversionOptions,
+    web_search: WebSearchBehavior,
+    prefix: &str,
+    taken: &mut Vec<String>,
 ) -> Result<Vec<FunctionDecl>, ApiError> {
-    let mut flattened = flattened_names(&tools, namespace_separator(version)).into_iter();
+    let mut flattened = flattened_names(&tools, namespace_separator(version), taken).into_iter();
     let mut declarations = Vec::new();
     for (index, tool) in tools.into_iter().enumerate() {
         match tool {
             ResponsesTool::Function(function) => {
                 let name = function.name.clone();
-                check_tool_name(&name, &format!("tools[{index}].name"))?;
+                check_tool_name(&name, &format!("{prefix}tools[{index}].name"))?;
                 declarations.push(function_declaration(function, name, None, version));
             }
             ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
@@ -459,7 +495,7 @@ fn tool_declarations(
                 )));
             }
             ResponsesTool::Namespace(namespace) => {
-                check_tool_name(&namespace.name, &format!("tools[{index}].name"))?;
+                check_tool_name(&namespace.name, &format!("{prefix}tools[{index}].name"))?;
                 let mut local_names: Vec<String> = Vec::new();
                 for (member_index, member) in namespace.tools.into_iter().enumerate() {
                     match member {
@@ -471,7 +507,7 @@ fn tool_declarations(
                             }
                             check_tool_name(
                                 &function.name,
-                                &format!("tools[{index}].tools[{member_index}].name"),
+                                &format!("{prefix}tools[{index}].tools[{member_index}].name"),
                             )?;
                             local_names.push(function.name.clone());
                             let mut declaration = namespace_member_declaration(
@@ -487,7 +523,7 @@ fn tool_declarations(
                         }
                         NamespaceMember::Custom(custom) => {
                             return Err(ApiError::invalid_request(format!(
-                                "Currently custom tools are not allowed inside a namespace. Found custom tool '{}' in tools[{index}].tools[{member_index}].",
+                                "Currently custom tools are not allowed inside a namespace. Found custom tool '{}' in {prefix}tools[{index}].tools[{member_index}].",
                                 custom.name
                             )));
                         }
@@ -496,11 +532,29 @@ fn tool_declarations(
                 }
             }
             ResponsesTool::WebSearch(_) => {
-                if options.responses_web_search == WebSearchBehavior::Reject {
+                if web_search == WebSearchBehavior::Reject {
                     return Err(ApiError::invalid_request("Server tools are not supported"));
                 }
             }
-            ResponsesTool::Other => {}
+            // V4.1: a client-side tool search is a function the model calls.
+            ResponsesTool::ToolSearch(tool_search)
+                if version == ModelVersion::DeepseekV41Flash
+                    && tool_search.execution == Some(ToolSearchExecution::Client) =>
+            {
+                let function = ResponsesFunctionTool {
+                    name: TOOL_SEARCH_NAME.to_owned(),
+                    description: tool_search.description,
+                    parameters: tool_search.parameters,
+                    strict: None,
+                };
+                declarations.push(function_declaration(
+                    function,
+                    TOOL_SEARCH_NAME.to_owned(),
+                    None,
+                    version,
+                ));
+            }
+            ResponsesTool::ToolSearch(_) | ResponsesTool::Other => {}
         }
     }
     Ok(declarations)
@@ -511,6 +565,11 @@ struct ItemConverter<'a> {
     version: ModelVersion,
     image_token: &'a str,
     separator: &'static str,
+    web_search: WebSearchBehavior,
+    /// Tool names given so far (flattened names of loaded namespaces avoid them).
+    taken_names: RefCell<Vec<String>>,
+    /// The flattened names of the declared namespace functions, in declaration order.
+    namespace_names: NamespaceFunctions,
 }
 
 /// A run of consecutive calls and the outputs answering them.
@@ -640,7 +699,11 @@ impl Transcript {
             group.calls.push(call);
             return Ok(());
         }
-        if !self.after_assistant || self.reasoning.is_some() {
+        if self.reasoning.is_some() && self.last_is_bare_assistant() {
+            // Reasoning after a bare assistant turn joins it, and so does the call.
+            self.join_reasoning_to_last();
+            self.close_group()?;
+        } else if !self.after_assistant || self.reasoning.is_some() {
             self.after_assistant = false;
             self.push_assistant(text_message(Role::Assistant, String::new()))?;
         } else {
@@ -730,8 +793,9 @@ impl ItemConverter<'_> {
         &self,
         instructions: Option<String>,
         items: Vec<InputItem>,
-    ) -> Result<(Vec<Message>, Vec<bool>), ApiError> {
+    ) -> Result<ConvertedItems, ApiError> {
         let mut transcript = Transcript::default();
+        let mut loaded_declarations = Vec::new();
         if let Some(instructions) = instructions.filter(|text| !text.is_empty()) {
             transcript.push(text_message(Role::System, instructions))?;
         }
@@ -759,7 +823,7 @@ impl ItemConverter<'_> {
                 InputItem::FunctionCall(call) => {
                     check_call_id(&call.call_id, index)?;
                     let name = match call.namespace {
-                        Some(namespace) => format!("{namespace}{}{}", self.separator, call.name),
+                        Some(namespace) => self.namespaced_call_name(&namespace, &call.name),
                         None => call.name,
                     };
                     transcript.push_call(ToolCall {
@@ -780,6 +844,7 @@ impl ItemConverter<'_> {
                 InputItem::ToolSearchCall(call) => {
                     // V4 drops tool search items; V4.1 shows the search as a call.
                     if self.version == ModelVersion::DeepseekV41Flash {
+                        check_call_id(&call.call_id, index)?;
                         transcript.push_call(ToolCall {
                             id: call.call_id,
                             name: TOOL_SEARCH_NAME.to_owned(),
@@ -804,14 +869,32 @@ impl ItemConverter<'_> {
                 }
                 InputItem::ToolSearchOutput(output) => {
                     if self.version == ModelVersion::DeepseekV41Flash {
-                        let (listing, declarations) =
-                            searched_tools(index, output.tools, self.version)?;
+                        let mut declarations = tool_declarations(
+                            output.tools.clone(),
+                            self.version,
+                            self.web_search,
+                            &format!("input[{index}]."),
+                            &mut self.taken_names.borrow_mut(),
+                        )?;
+                        for declaration in &mut declarations {
+                            declaration.defer_loading = true;
+                        }
+                        check_call_id(&output.call_id, index)?;
+                        let listing = searched_tools_listing(index, output.tools)?;
                         let mut result =
                             text_message(Role::Tool, Value::Array(listing).to_string());
                         result.tool_call_id = Some(output.call_id.clone());
                         let mut loaded = text_message(Role::System, String::new());
-                        loaded.tools = build_tools(declarations, false, false)?;
-                        transcript.push_output(&output.call_id, vec![result, loaded])?;
+                        // Checked later, with the declared tools.
+                        loaded.tools = declared_tools(declarations.clone(), false, true)?;
+                        loaded_declarations.extend(declarations);
+                        // A search that loaded no function adds no system message.
+                        let messages = if loaded.tools.is_empty() {
+                            vec![result]
+                        } else {
+                            vec![result, loaded]
+                        };
+                        transcript.push_output(&output.call_id, messages)?;
                     }
                 }
                 InputItem::Other => {}
@@ -819,7 +902,11 @@ impl ItemConverter<'_> {
         }
         transcript.flush_reasoning()?;
         transcript.close_group()?;
-        Ok((transcript.messages, transcript.missing_reasoning))
+        Ok((
+            transcript.messages,
+            transcript.missing_reasoning,
+            loaded_declarations,
+        ))
     }
 
     fn push_message(
@@ -830,8 +917,11 @@ impl ItemConverter<'_> {
         transcript: &mut Transcript,
     ) -> Result<(), ApiError> {
         let path = format!("input[{index}]");
+        // A message ends an open run of calls before its content is read.
+        transcript.close_group()?;
         if role == ItemRole::Assistant && self.version == ModelVersion::DeepseekV41Flash {
             if let ItemContent::Parts(parts) = &content {
+                self.check_image_parts(index, "content", parts)?;
                 if parts
                     .iter()
                     .any(|part| matches!(part, ResponsesContentBlock::InputImage { .. }))
@@ -842,7 +932,7 @@ impl ItemConverter<'_> {
                 }
             }
         }
-        let builder = self.build_content(index, content)?;
+        let builder = self.build_content(index, "content", content)?;
         let role = match role {
             ItemRole::User => Role::User,
             ItemRole::Assistant => Role::Assistant,
@@ -879,34 +969,51 @@ impl ItemConverter<'_> {
                 ItemContent::Parts(parts.into_iter().map(ResponsesContentBlock::from).collect())
             }
         };
-        Ok(self.build_content(index, content)?.into_message(Role::Tool))
+        Ok(self
+            .build_content(index, "output", content)?
+            .into_message(Role::Tool))
     }
 
-    fn build_content(
+    /// The name of a call to a namespace function: the declared function's flattened name, or
+    /// `<namespace><separator><name>` with `_1`, `_2`, … appended while a declared tool has it.
+    fn namespaced_call_name(&self, namespace: &str, name: &str) -> String {
+        if let Some((flattened, _)) = self
+            .namespace_names
+            .iter()
+            .find(|(_, (space, member))| space == namespace && member == name)
+        {
+            return flattened.clone();
+        }
+        let base = format!("{namespace}{}{name}", self.separator);
+        let taken = self.taken_names.borrow();
+        let mut candidate = base.clone();
+        let mut suffix = 0;
+        while taken.contains(&candidate) {
+            suffix += 1;
+            candidate = format!("{base}_{suffix}");
+        }
+        candidate
+    }
+
+    /// V4.1: every image part needs exactly one of `image_url` (not empty) and `file_id`, and
+    /// file ids are not served.
+    fn check_image_parts(
         &self,
         index: usize,
-        content: ItemContent,
-    ) -> Result<ContentBuilder, ApiError> {
-        let mut builder = ContentBuilder::default();
-        let parts = match content {
-            ItemContent::Text(text) => {
-                builder.push_text(&text);
-                return Ok(builder);
-            }
-            ItemContent::Parts(parts) => parts,
-        };
+        field: &str,
+        parts: &[ResponsesContentBlock],
+    ) -> Result<(), ApiError> {
         let path = format!("input[{index}]");
-        // The image parts are checked first (image_url or file_id); their URLs are read while
-        // the content is built.
         if self.version == ModelVersion::DeepseekV41Flash {
             for (part_index, part) in parts.iter().enumerate() {
                 if let ResponsesContentBlock::InputImage {
                     image_url, file_id, ..
                 } = part
                 {
-                    let part_path = format!("{path}.content[{part_index}]");
+                    let part_path = format!("{path}.{field}[{part_index}]");
                     let has_url = image_url.as_deref().is_some_and(|url| !url.is_empty());
-                    let has_file = file_id.as_deref().is_some_and(|id| !id.is_empty());
+                    // An empty URL counts as absent, any file id (even empty) as present.
+                    let has_file = file_id.is_some();
                     let problem = match (has_url, has_file) {
                         (false, false) => Some("input_image must have image_url or file_id"),
                         (true, true) => Some("input_image cannot have both image_url and file_id"),
@@ -921,6 +1028,28 @@ impl ItemConverter<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The content of item `index` (`field` names its parts in error paths).
+    fn build_content(
+        &self,
+        index: usize,
+        field: &str,
+        content: ItemContent,
+    ) -> Result<ContentBuilder, ApiError> {
+        let mut builder = ContentBuilder::default();
+        let parts = match content {
+            ItemContent::Text(text) => {
+                builder.push_text(&text);
+                return Ok(builder);
+            }
+            ItemContent::Parts(parts) => parts,
+        };
+        let path = format!("input[{index}]");
+        // The image parts are checked first (image_url or file_id); their URLs are read while
+        // the content is built.
+        self.check_image_parts(index, field, &parts)?;
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
                 ResponsesContentBlock::InputText { text }
@@ -931,10 +1060,9 @@ impl ItemConverter<'_> {
                     file_id,
                     detail,
                 } => {
-                    let part_path = format!("{path}.content[{part_index}]");
-                    // Empty strings count as absent.
+                    let part_path = format!("{path}.{field}[{part_index}]");
+                    // An empty URL counts as absent, any file id (even empty) as present.
                     let image_url = image_url.filter(|url| !url.is_empty());
-                    let file_id = file_id.filter(|id| !id.is_empty());
                     match (&image_url, &file_id) {
                         _ if self.version == ModelVersion::DeepseekV4Pro => {
                             builder.push_text(UNSUPPORTED_IMAGE_TEXT)

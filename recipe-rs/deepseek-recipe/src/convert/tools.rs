@@ -107,20 +107,6 @@ fn tool_parameters(
     Ok(parameters.clone())
 }
 
-/// Validates declared functions and turns them into conversation tools, in the reference's
-/// order: every name first; then, unless the tool choice is `none` (the reference validates
-/// nothing else then: the tools are dropped), uniqueness and each schema. Strict mixing is
-/// checked separately ([`check_strict_mix`]) on the tools left after the choice is resolved.
-/// Chat Completions runs the stages itself, with other checks between them.
-pub(crate) fn build_tools(
-    declarations: Vec<FunctionDecl>,
-    parameters_required: bool,
-    choice_is_none: bool,
-) -> Result<Vec<Tool>, ApiError> {
-    check_tool_names(&declarations)?;
-    declared_tools(declarations, parameters_required, choice_is_none)
-}
-
 /// Checks the names of the declarations that carry a name path, in order.
 pub(crate) fn check_tool_names(declarations: &[FunctionDecl]) -> Result<(), ApiError> {
     for declaration in declarations {
@@ -191,6 +177,29 @@ pub(crate) fn check_strict_mix(
         ));
     }
     Ok(())
+}
+
+/// With tool choice `none` or a named tool, tools made available mid-conversation are
+/// dropped; a system message that only carried such tools goes with them.
+pub(crate) fn drop_loaded_tools(
+    messages: &mut Vec<crate::conversation::Message>,
+    flags: &mut Vec<bool>,
+) {
+    let mut index = 0;
+    while index < messages.len() {
+        let message = &mut messages[index];
+        if !message.tools.is_empty() {
+            message.tools.clear();
+            if message.content.is_empty() && message.images.is_empty() {
+                messages.remove(index);
+                if index < flags.len() {
+                    flags.remove(index);
+                }
+                continue;
+            }
+        }
+        index += 1;
+    }
 }
 
 /// The tool side of a conversation once the choice is resolved.

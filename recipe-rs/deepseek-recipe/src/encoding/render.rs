@@ -87,7 +87,7 @@ impl<'a> Renderer<'a> {
     fn has_preamble(&self) -> bool {
         // Without messages the effort text alone opens no system block (V4.1).
         (self.effort_text().is_some() && !self.conversation.messages.is_empty())
-            || !self.listed_tools().is_empty()
+            || self.tools_active()
             || has_response_format_section(self.conversation.response_format)
     }
 
@@ -105,10 +105,12 @@ impl<'a> Renderer<'a> {
                 }
                 wrote_text = true;
             }
-            self.write_system_content(system);
+            self.builder
+                .text_with_images(&system.content, &system.images);
         }
+        // Active tools open the tools section even when every one is loaded on demand.
         let tools = self.listed_tools();
-        if !tools.is_empty() {
+        if self.tools_active() {
             let dsml = self.dsml();
             write_tools_section(
                 &mut self.builder,
@@ -126,6 +128,12 @@ impl<'a> Renderer<'a> {
             self.dialect.json_object_section,
             self.dialect.numbers,
         );
+        // Tools that the system block's messages load come after the tools section.
+        for system in systems {
+            if !system.tools.is_empty() {
+                write_updated_tools_section(&mut self.builder, &system.tools, self.dialect.numbers);
+            }
+        }
     }
 
     fn write_system_content(&mut self, system: &Message) {
@@ -174,7 +182,12 @@ impl<'a> Renderer<'a> {
 
     /// Starts a user turn, or continues the open one after a blank line (tool results).
     fn open_user_turn(&mut self) {
-        if self.user_turn_open {
+        if self.user_turn_open
+            && self.user_text_run.is_some()
+            && self.dialect.tool_results_open_turn_after_text
+        {
+            self.builder.special(&self.tokens.user);
+        } else if self.user_turn_open {
             self.builder.text("\n\n");
         } else {
             self.builder.special(&self.tokens.user);
@@ -289,7 +302,7 @@ impl<'a> Renderer<'a> {
         }
         self.builder.special(&tokens.thinking_end);
         let must_call = self.conversation.tool_choice == ToolChoice::Required;
-        if must_call && !self.listed_tools().is_empty() {
+        if must_call && self.tools_active() {
             self.builder.text("\n\n");
             let dsml = self.dsml();
             dsml.open_calls(&mut self.builder);

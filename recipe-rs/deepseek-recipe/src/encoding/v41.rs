@@ -21,6 +21,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     json_object_section: "\n\n## Response Format:\n\nYou MUST strictly adhere to the following \
                           schema to reply:\n{\"type\": \"json_object\"}",
     skip_empty_user_texts: false,
+    tool_results_open_turn_after_text: false,
     skip_repeated_latest_reminders: true,
 };
 

@@ -372,7 +372,7 @@ impl<'de> Deserialize<'de> for CallOutput {
 }
 
 /// Where a tool search ran (both are rendered alike, for V4.1 only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolSearchExecution {
     /// Run by the client.
@@ -399,8 +399,60 @@ pub struct ResponsesToolSearchOutput {
     pub call_id: String,
     /// Where the search ran.
     pub execution: Option<ToolSearchExecution>,
-    /// The tools found.
+    /// The tools found (read like a nested tagged enum: a `type` may be a variant index).
+    #[serde(deserialize_with = "searched_tools")]
     pub tools: Vec<ResponsesTool>,
+}
+
+/// The variants of the reference's tool enum, in order (a `type` given as an index picks one;
+/// higher indexes are unsupported tools).
+const TOOL_VARIANTS: [&str; 6] = [
+    "function",
+    "web_search",
+    "web_search_2025_08_26",
+    "namespace",
+    "custom",
+    "tool_search",
+];
+
+/// The tools of a tool search output. Nested in a tagged item, the reference reads their
+/// `type` from buffered content, where an unsigned integer names a variant by index.
+fn searched_tools<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Vec<ResponsesTool>, D::Error> {
+    let values = Vec::<Value>::deserialize(deserializer)?;
+    values
+        .into_iter()
+        .map(|mut value| {
+            if let Some(index) = value.get("type").and_then(Value::as_u64) {
+                let kind = usize::try_from(index)
+                    .ok()
+                    .and_then(|index| TOOL_VARIANTS.get(index))
+                    .copied()
+                    .unwrap_or("\u{0}unsupported");
+                value["type"] = Value::String(kind.to_owned());
+            }
+            value_as::<_, D>(value)
+        })
+        .collect()
+}
+
+/// A `type` given as a variant index inside buffered content: replaced by the variant's name
+/// (`variants` in order); an index past the end is the reference's error.
+pub(crate) fn indexed_tag(value: &mut Value, variants: &[&str]) -> std::result::Result<(), String> {
+    if let Some(index) = value.get("type").and_then(Value::as_u64) {
+        let Some(kind) = usize::try_from(index)
+            .ok()
+            .and_then(|index| variants.get(index))
+        else {
+            return Err(format!(
+                "invalid value: integer `{index}`, expected variant index 0 <= i < {}",
+                variants.len()
+            ));
+        };
+        value["type"] = Value::String((*kind).to_owned());
+    }
+    Ok(())
 }
 
 /// A declared tool, by `type`; types the recipe does not serve are [`ResponsesTool::Other`].
@@ -414,8 +466,21 @@ pub enum ResponsesTool {
     Namespace(NamespaceTool),
     /// The web search server tool.
     WebSearch(ResponsesWebSearchTool),
+    /// The tool search tool (nothing to declare; listed back in tool search results).
+    ToolSearch(ResponsesToolSearchTool),
     /// Any other tool type (silently dropped).
     Other,
+}
+
+/// The tool search tool's settings.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResponsesToolSearchTool {
+    /// Where searches run.
+    pub execution: Option<ToolSearchExecution>,
+    /// Description.
+    pub description: Option<String>,
+    /// JSON schema of the search arguments.
+    pub parameters: Option<Value>,
 }
 
 impl<'de> Deserialize<'de> for ResponsesTool {
@@ -455,9 +520,14 @@ impl<'de> Deserialize<'de> for ResponsesTool {
             Some("function") => Self::Function(value_as::<_, D>(value)?),
             Some("custom") => Self::Custom(value_as::<_, D>(value)?),
             Some("namespace") => Self::Namespace(value_as::<_, D>(value)?),
-            Some("web_search" | "web_search_2025_08_26") => {
-                Self::WebSearch(value_as::<_, D>(value)?)
+            Some(kind @ ("web_search" | "web_search_2025_08_26")) => {
+                let kind = kind.to_owned();
+                Self::WebSearch(ResponsesWebSearchTool {
+                    kind,
+                    ..value_as::<_, D>(value)?
+                })
             }
+            Some("tool_search") => Self::ToolSearch(value_as::<_, D>(value)?),
             _ => Self::Other,
         })
     }
@@ -479,6 +549,9 @@ pub struct ResponsesFunctionTool {
 /// The web search server tool's settings (only listed back in tool search results).
 #[derive(Debug, Clone, Deserialize)]
 pub struct ResponsesWebSearchTool {
+    /// The tool's `type` (`web_search` or `web_search_2025_08_26`).
+    #[serde(skip)]
+    pub kind: String,
     /// Search context size.
     pub search_context_size: Option<SearchContextSize>,
     /// Approximate user location.
@@ -541,7 +614,11 @@ pub enum NamespaceMember {
 
 impl<'de> Deserialize<'de> for NamespaceMember {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        Ok(match ResponsesNamespaceTool::deserialize(deserializer)? {
+        // Nested in a tagged tool, the reference reads the `type` from buffered content,
+        // where an unsigned integer names a variant by index.
+        let mut value = Value::deserialize(deserializer)?;
+        indexed_tag(&mut value, &["function", "custom"]).map_err(serde::de::Error::custom)?;
+        Ok(match value_as::<ResponsesNamespaceTool, D>(value)? {
             ResponsesNamespaceTool::Function(function) => Self::Function(function),
             ResponsesNamespaceTool::Custom { name } => Self::Custom(CustomTool { name }),
         })
