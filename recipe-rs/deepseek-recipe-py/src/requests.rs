@@ -1,8 +1,7 @@
 //! Bindings of request conversion, prompt rendering and prompt encoding.
 
-use deepseek_recipe::convert::{
-    infer_protocol as infer_body_protocol, ConversionOptions, ConvertedRequest, Protocol,
-};
+use deepseek_recipe::convert::infer_protocol as infer_body_protocol;
+use deepseek_recipe::{ConversionOptions, ConvertedRequest, Protocol};
 use std::sync::OnceLock;
 
 use deepseek_recipe::encoding::{encode, RenderedPrompt};

@@ -5,10 +5,11 @@ use std::sync::Mutex;
 use deepseek_recipe::stream::ids::{unix_now, IdSource};
 use deepseek_recipe::stream::inference::TokenLogprobs;
 use deepseek_recipe::stream::{
-    Accumulator, Chunk, GeneratorConfig, InferenceChunk, InferenceFinishReason, ParsingOptions,
-    PromptUsage, SseStream, StreamProcessor, TokenizerText,
+    Accumulator, Chunk, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage,
+    SseStream, StreamProcessor, TokenizerText,
 };
 use deepseek_recipe::Error;
+use deepseek_recipe::ParsingOptions;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};

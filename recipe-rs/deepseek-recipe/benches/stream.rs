@@ -16,10 +16,11 @@ use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::messages::MessagesConfig;
 use deepseek_recipe::stream::responses::ResponsesConfig;
 use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceFinishReason, ParsingOptions, PromptUsage, SseStream,
-    StreamProcessor, ThinkingInitialStage, TokenizerText,
+    Accumulator, GeneratorConfig, InferenceFinishReason, PromptUsage, SseStream, StreamProcessor,
+    TokenizerText,
 };
 use deepseek_recipe::Tokenizer;
+use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
 
 const WORDS: [&str; 16] = [
     "the", "model", "thinks", "about", "Paris", "weather", "and", "then", "calls", "a", "tool",

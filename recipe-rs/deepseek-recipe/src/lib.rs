@@ -5,6 +5,7 @@
 //! token ids → (any backend generates) → stream parser → protocol chunks → complete responses.
 
 pub mod conversation;
+pub mod converted;
 pub mod encoding;
 pub mod error;
 pub mod image;
@@ -16,6 +17,7 @@ pub use error::{ApiError, Error, Result};
 pub mod convert;
 pub mod protocol;
 
-pub use convert::{convert_json, ConversionOptions, ConvertedRequest, ModelVersion, Protocol};
+pub use convert::{convert_json, ConversionOptions, Protocol};
+pub use converted::{ConvertedRequest, ModelVersion, ParsingOptions, ThinkingInitialStage};
 pub use stream::{Chunk, InferenceChunk, StreamParser, StreamProcessor};
 pub use tokenizer::{IncrementalDecoder, Tokenizer};

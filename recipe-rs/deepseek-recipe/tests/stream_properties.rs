@@ -12,9 +12,10 @@ use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
 use deepseek_recipe::stream::responses::{ResponsesConfig, ResponsesResponse};
 use deepseek_recipe::stream::{
-    Accumulator, Chunk, GeneratorConfig, InferenceChunk, InferenceFinishReason, ParsingOptions,
-    PromptUsage, SseStream, StreamProcessor, ThinkingInitialStage,
+    Accumulator, Chunk, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage,
+    SseStream, StreamProcessor,
 };
+use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
 use proptest::prelude::*;
 
 const ID: &str = "resp_prop";

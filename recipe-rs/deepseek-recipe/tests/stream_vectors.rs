@@ -16,11 +16,12 @@ mod failures;
 
 use std::collections::BTreeMap;
 
-use deepseek_recipe::convert::{convert_json, ConversionOptions, ConvertedRequest, Protocol};
 use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, PromptUsage, StreamProcessor,
-    TokenizerText,
+    Accumulator, GeneratorConfig, InferenceChunk, PromptUsage, StreamProcessor, TokenizerText,
+};
+use deepseek_recipe::{
+    convert_json, ConversionOptions, ConvertedRequest, ParsingOptions, Protocol,
 };
 use failures::{assert_none_failed, Failure};
 use serde_json::Value;

@@ -4,10 +4,8 @@ use deepseek_recipe::stream::chat::{ChatConfig, ChatResponse};
 use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
 use deepseek_recipe::stream::responses::{ResponsesConfig, ResponsesResponse};
-use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, PromptUsage, StreamProcessor,
-    SharedTokenText, ThinkingInitialStage,
-};
+use deepseek_recipe::stream::{Accumulator, GeneratorConfig, InferenceChunk, PromptUsage, StreamProcessor, SharedTokenText};
+use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
 
 /// Runs `chunks` through a processor configured by `flags`; checks that nothing panics, that
 /// errors only come from misuse, and that every chunk serialises.

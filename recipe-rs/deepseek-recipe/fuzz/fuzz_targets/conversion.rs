@@ -11,10 +11,8 @@
 //!   official `{"error": {"message", "type", "param", "code"}}` JSON;
 //! * never a panic, and no other kind of error.
 
-use deepseek_recipe::convert::{
-    ConversionOptions, ConvertedRequest, ModelVersion, Protocol, ReasoningContentBehavior,
-    WebSearchBehavior,
-};
+use deepseek_recipe::convert::{ReasoningContentBehavior, WebSearchBehavior};
+use deepseek_recipe::{ConversionOptions, ConvertedRequest, ModelVersion, Protocol};
 use deepseek_recipe::encoding::encode;
 use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::{

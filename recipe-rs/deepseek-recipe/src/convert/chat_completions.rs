@@ -6,9 +6,7 @@ use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning}
 use super::images::{
     image_detail, image_url_source, is_valid_base64, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE,
 };
-use super::options::{ConversionOptions, ModelVersion};
-use super::request::ConvertedRequest;
-use super::response_context::ResponseContext;
+use super::options::ConversionOptions;
 use super::sampling::{
     check_max_tokens, check_penalty, check_stop, check_temperature, check_top_logprobs, check_top_p,
 };
@@ -18,6 +16,7 @@ use super::tools::{
     ToolChoiceParam,
 };
 use crate::conversation::{ImageDetail, Message, Role, ToolCall};
+use crate::converted::{ConvertedRequest, ModelVersion, ResponseContext};
 use crate::error::ApiError;
 use crate::protocol::chat_completions::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatResponseFormat,

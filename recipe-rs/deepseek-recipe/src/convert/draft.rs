@@ -5,15 +5,15 @@ use serde_json::Value;
 
 use super::history::thinking_initial_stage;
 use super::meta_schema::meta_schema_error;
-use super::options::ModelVersion;
-use super::request::{ConvertedRequest, InferenceOptions, OutputConstraint, OutputConstraintKind};
-use super::response_context::ResponseContext;
 use super::sampling::{resolve_temperature, resolve_top_p};
 use super::strict_schema::{normalize_strict_schema, StrictSchemaError};
 use super::tools::{tool_constraint_schema, ResolvedTools};
 use crate::conversation::{Conversation, Message, ReasoningEffort, ResponseFormat, ToolChoice};
+use crate::converted::{
+    ConvertedRequest, InferenceOptions, ModelVersion, OutputConstraint, OutputConstraintKind,
+    ParsingOptions, ResponseContext,
+};
 use crate::error::ApiError;
-use crate::stream::parsing_options::ParsingOptions;
 
 /// A requested output format after validation.
 #[derive(Debug, Clone, PartialEq)]

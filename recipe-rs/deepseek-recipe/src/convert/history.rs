@@ -2,8 +2,8 @@
 
 use super::options::ReasoningContentBehavior;
 use crate::conversation::{Message, Role};
+use crate::converted::ThinkingInitialStage;
 use crate::error::ApiError;
-use crate::stream::parsing_options::ThinkingInitialStage;
 
 /// Enforces `Reject` (thinking mode only): an assistant message after the last user message
 /// that lacks reasoning fails when tools are declared or it made tool calls. `missing[i]`

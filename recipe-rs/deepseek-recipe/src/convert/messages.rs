@@ -4,10 +4,8 @@ use super::content::{text_message, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, settle_reasoning};
 use super::images::{MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
-use super::options::{ConversionOptions, ModelVersion, WebSearchBehavior};
+use super::options::{ConversionOptions, WebSearchBehavior};
 use super::python_json::to_spaced_json;
-use super::request::ConvertedRequest;
-use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
 use super::tools::{
@@ -17,6 +15,7 @@ use super::tools::{
 use crate::conversation::{
     ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
 };
+use crate::converted::{ConvertedRequest, ModelVersion, ResponseContext};
 use crate::error::ApiError;
 use crate::protocol::messages::{
     ContentBlock, MessagesContent, MessagesDocumentSource, MessagesImageSource, MessagesMessage,

@@ -17,27 +17,22 @@ mod messages;
 mod meta_schema;
 mod options;
 mod python_json;
-mod request;
-mod response_context;
+mod report;
 mod responses;
 mod sampling;
 mod strict_schema;
 mod thinking;
 mod tools;
 
-pub use crate::stream::parsing_options::{ParsingOptions, ThinkingInitialStage};
-pub use crate::stream::responses::ResponsesEcho;
 pub use infer::infer_protocol;
 pub use options::{
-    ConversionOptions, ModelVersion, ReasoningContentBehavior, WebSearchBehavior,
-    DEFAULT_IMAGE_TOKEN, DEFAULT_MAX_TOKENS_UPPER_BOUND,
+    ConversionOptions, ReasoningContentBehavior, WebSearchBehavior, DEFAULT_IMAGE_TOKEN,
+    DEFAULT_MAX_TOKENS_UPPER_BOUND,
 };
-pub use request::{ConvertedRequest, InferenceOptions, OutputConstraint, OutputConstraintKind};
-pub use response_context::{ResponseContext, ResponsesContext};
-pub use responses::NamespaceToolMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::converted::ConvertedRequest;
 use crate::error::Result;
 use crate::protocol::{ChatCompletionRequest, MessagesRequest, ResponsesRequest};
 

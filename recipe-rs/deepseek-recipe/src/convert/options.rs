@@ -4,17 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::converted::ModelVersion;
 use crate::encoding::{Encoding, SpecialTokenOverrides, SpecialTokens};
 use crate::error::{Error, Result};
-
-/// The model families the recipe can render for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum ModelVersion {
-    /// DeepSeek V4 Pro (V4 encoding, V4 tokenizer, no images).
-    DeepseekV4Pro,
-    /// DeepSeek V4.1 Flash (V4.1 encoding, images).
-    DeepseekV41Flash,
-}
 
 /// What to do when thinking-mode history lacks the reasoning it must pass back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -1,8 +1,6 @@
 //! OpenAI Responses → conversation, in the official validation order, plus the request echo
 //! and the namespace map the response side needs.
 
-use std::collections::BTreeMap;
-
 use serde_json::{json, Value};
 
 use std::cell::RefCell;
@@ -11,9 +9,8 @@ use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
 use super::images::{image_detail, image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
-use super::options::{ConversionOptions, ModelVersion, WebSearchBehavior};
-use super::request::ConvertedRequest;
-use super::response_context::{ResponseContext, ResponsesContext};
+use super::options::{ConversionOptions, WebSearchBehavior};
+use super::report::report_tools;
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
@@ -21,13 +18,17 @@ use super::tools::{
     FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, ToolCall};
+use crate::converted::{
+    ConvertedRequest, ModelVersion, NamespaceToolMap, ResponseContext, ResponsesContext,
+    ResponsesEcho,
+};
 use crate::error::ApiError;
 use crate::protocol::responses::{
     CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
     ResponsesFunctionTool, ResponsesInput, ResponsesInputMessage, ResponsesRequest,
     ResponsesTextFormat, ResponsesTool, ResponsesToolChoice, ToolSearchExecution,
 };
-use crate::stream::responses::{report_tools, ReasoningSettings, ResponsesEcho};
+use crate::stream::responses::ReasoningSettings;
 
 /// The pass-back error of Responses.
 const REASONING_PASS_BACK_ERROR: &str =
@@ -44,9 +45,6 @@ const APPLY_PATCH: &str = "apply_patch";
 
 /// The function name a client-side tool search call is rendered with.
 const TOOL_SEARCH_NAME: &str = "tool_search";
-
-/// Flattened function name → `(namespace, local name)` for namespaced tools, sorted by name.
-pub type NamespaceToolMap = BTreeMap<String, (String, String)>;
 
 /// Flattened namespace function names with their `(namespace, name)`, in declaration order.
 type NamespaceFunctions = Vec<(String, (String, String))>;

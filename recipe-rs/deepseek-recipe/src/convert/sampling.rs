@@ -1,6 +1,6 @@
 //! Sampling-parameter validation and resolution shared by the protocols.
 
-use super::options::ModelVersion;
+use crate::converted::ModelVersion;
 use crate::error::ApiError;
 
 /// Checks `temperature ∈ [0, 2]`.

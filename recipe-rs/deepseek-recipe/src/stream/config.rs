@@ -2,9 +2,8 @@
 
 use super::chat::ChatConfig;
 use super::messages::MessagesConfig;
-use super::parsing_options::ThinkingInitialStage;
 use super::responses::ResponsesConfig;
-use crate::convert::{ConvertedRequest, ResponseContext};
+use crate::converted::{ConvertedRequest, ResponseContext, ThinkingInitialStage};
 
 /// Which protocol to generate, with what the generator needs from the request.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,9 +9,9 @@ use super::ids::IdSource;
 use super::inference::{InferenceChunk, InferenceFinishReason, PromptUsage, TokenLogprobs};
 use super::messages::MessagesGenerator;
 use super::parser::{ParserEvent, PieceKind, StreamParser};
-use super::parsing_options::ParsingOptions;
 use super::responses::{ResponsesEvent, ResponsesGenerator};
 use super::token_text::SharedTokenText;
+use crate::converted::ParsingOptions;
 use crate::error::{Error, Result};
 
 /// The protocol generator behind a processor.

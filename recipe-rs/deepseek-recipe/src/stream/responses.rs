@@ -11,36 +11,7 @@ use super::custom_input::CustomInput;
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::json_writer::{write_key, write_str, write_u64, write_usize, write_value};
 use super::logprobs::LogprobEntry;
-
-/// Request values a Responses response object repeats (the request "echo").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResponsesEcho {
-    /// `instructions` as given.
-    pub instructions: Option<String>,
-    /// `max_output_tokens` as given.
-    pub max_output_tokens: Option<u32>,
-    /// Requested temperature, or 1.0.
-    pub temperature: f32,
-    /// Requested top_p, or 1.0.
-    pub top_p: f32,
-    /// Requested top_logprobs, or 0.
-    pub top_logprobs: u8,
-    /// `user` as given.
-    pub user: Option<String>,
-}
-
-impl Default for ResponsesEcho {
-    fn default() -> Self {
-        Self {
-            instructions: None,
-            max_output_tokens: None,
-            temperature: 1.0,
-            top_p: 1.0,
-            top_logprobs: 0,
-            user: None,
-        }
-    }
-}
+use crate::converted::ResponsesEcho;
 
 /// The `reasoning` object of the response.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,42 +64,6 @@ impl Default for ResponsesConfig {
             namespace_tools: BTreeMap::new(),
             custom_tools: BTreeSet::new(),
         }
-    }
-}
-
-/// Request tools as the response object reports them: functions with `description` and `strict`
-/// (null when not set), custom tools by type and name, namespaces with their description (null
-/// when not set) and reported functions.
-pub fn report_tools(request_tools: &[Value]) -> Vec<Value> {
-    request_tools.iter().map(report_tool).collect()
-}
-
-fn report_tool(tool: &Value) -> Value {
-    let field = |key: &str| tool.get(key).cloned().unwrap_or(Value::Null);
-    match tool.get("type").and_then(Value::as_str) {
-        Some("function") => {
-            let mut reported = serde_json::Map::new();
-            reported.insert("type".into(), "function".into());
-            reported.insert("name".into(), field("name"));
-            reported.insert("description".into(), field("description"));
-            reported.insert("parameters".into(), field("parameters"));
-            reported.insert("strict".into(), field("strict"));
-            Value::Object(reported)
-        }
-        Some("custom") => serde_json::json!({"type": "custom", "name": field("name")}),
-        Some("namespace") => {
-            let inner = tool
-                .get("tools")
-                .and_then(Value::as_array)
-                .map_or(&[][..], Vec::as_slice);
-            let mut reported = serde_json::Map::new();
-            reported.insert("type".into(), "namespace".into());
-            reported.insert("name".into(), field("name"));
-            reported.insert("description".into(), field("description"));
-            reported.insert("tools".into(), Value::Array(report_tools(inner)));
-            Value::Object(reported)
-        }
-        _ => tool.clone(),
     }
 }
 

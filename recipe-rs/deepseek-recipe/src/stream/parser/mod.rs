@@ -15,7 +15,7 @@ pub use fragment::{escape_json_string, ArgumentFragment};
 use text::JsonStage;
 
 use super::logprobs::LogprobEntry;
-use super::parsing_options::{ParsingOptions, ThinkingInitialStage};
+use crate::converted::{ParsingOptions, ThinkingInitialStage};
 
 /// Closes the reasoning section (and is dropped wherever else it appears in content).
 const THINK_END: &str = "</think>";

@@ -1,12 +1,31 @@
-//! The result of a conversion.
+//! The hand-offs between the stages: what request conversion produces and every later stage
+//! (rendering, sampling, output parsing, the response generators) reads.
+//!
+//! This module is a leaf of the core's module graph: it names the conversation, the error type
+//! and the few wire values a response repeats, and nothing of `convert` or `stream`, so neither
+//! stage depends on the other.
+
+mod inference;
+mod parsing;
+mod response;
+
+pub use inference::{InferenceOptions, OutputConstraint, OutputConstraintKind};
+pub use parsing::{ParsingOptions, ThinkingInitialStage};
+pub use response::{NamespaceToolMap, ResponseContext, ResponsesContext, ResponsesEcho};
 
 use serde::{Deserialize, Serialize};
 
-use super::options::ModelVersion;
-use super::response_context::ResponseContext;
 use crate::conversation::{Conversation, ReasoningEffort};
 use crate::error::ApiError;
-use crate::stream::parsing_options::ParsingOptions;
+
+/// The model families the recipe can render for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ModelVersion {
+    /// DeepSeek V4 Pro (V4 encoding, V4 tokenizer, no images).
+    DeepseekV4Pro,
+    /// DeepSeek V4.1 Flash (V4.1 encoding, images).
+    DeepseekV41Flash,
+}
 
 /// A converted request: what to render, how to sample and how to parse the output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,48 +44,6 @@ pub struct ConvertedRequest {
     pub parsing_options: ParsingOptions,
     /// Protocol-specific values the response generators need.
     pub response_context: ResponseContext,
-}
-
-/// Sampling settings resolved from a request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InferenceOptions {
-    /// Requested completion budget (`None`: decided by [`ConvertedRequest::resolve_max_tokens`]).
-    pub max_tokens: Option<u32>,
-    /// Resolved temperature.
-    pub temperature: f32,
-    /// Resolved nucleus-sampling mass.
-    pub top_p: f32,
-    /// Whether log probabilities are returned.
-    pub logprobs: bool,
-    /// Alternatives per position.
-    pub top_logprobs: Option<u8>,
-    /// Sampling seed.
-    pub seed: Option<u64>,
-    /// Constrained-decoding target, if any.
-    pub output_constraint: Option<OutputConstraint>,
-}
-
-/// What constrained decoding should enforce.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutputConstraint {
-    /// The kind of constraint.
-    pub kind: OutputConstraintKind,
-    /// Compact JSON schema, regex pattern, tool list JSON, or empty (any JSON object).
-    pub schema: String,
-}
-
-/// Kinds of output constraint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputConstraintKind {
-    /// JSON (an object, or matching `schema` when it is not empty).
-    Json,
-    /// Text matching the regular expression in `schema`.
-    Regex,
-    /// Free text or calls of the tools in `schema`.
-    ToolCall,
-    /// At least one call of the tools in `schema`.
-    ToolCallRequired,
 }
 
 /// Default completion budget without thinking.

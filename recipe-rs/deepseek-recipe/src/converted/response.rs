@@ -1,13 +1,15 @@
 //! What the response side needs to know about a request, beyond how to parse the output: the
 //! protocol-specific values the stream generators report or act on.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::responses::NamespaceToolMap;
-use crate::stream::responses::{ReasoningSettings, ResponsesEcho};
+use crate::stream::responses::ReasoningSettings;
+
+/// Flattened function name → `(namespace, local name)` for namespaced tools, sorted by name.
+pub type NamespaceToolMap = BTreeMap<String, (String, String)>;
 
 /// Protocol-specific request data the response generators need.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,9 +45,40 @@ pub struct ResponsesContext {
     pub custom_tools: BTreeSet<String>,
 }
 
+/// Request values a Responses response object repeats (the request "echo").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponsesEcho {
+    /// `instructions` as given.
+    pub instructions: Option<String>,
+    /// `max_output_tokens` as given.
+    pub max_output_tokens: Option<u32>,
+    /// Requested temperature, or 1.0.
+    pub temperature: f32,
+    /// Requested top_p, or 1.0.
+    pub top_p: f32,
+    /// Requested top_logprobs, or 0.
+    pub top_logprobs: u8,
+    /// `user` as given.
+    pub user: Option<String>,
+}
+
+impl Default for ResponsesEcho {
+    fn default() -> Self {
+        Self {
+            instructions: None,
+            max_output_tokens: None,
+            temperature: 1.0,
+            top_p: 1.0,
+            top_logprobs: 0,
+            user: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::convert::{convert_json, ConversionOptions, ConvertedRequest, Protocol};
+    use crate::convert::{convert_json, ConversionOptions, Protocol};
+    use crate::converted::ConvertedRequest;
 
     #[test]
     fn converted_requests_round_trip_with_their_response_context() {
