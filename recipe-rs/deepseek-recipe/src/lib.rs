@@ -19,5 +19,6 @@ pub mod protocol;
 
 pub use convert::{convert_json, ConversionOptions, Protocol};
 pub use converted::{ConvertedRequest, ModelVersion, ParsingOptions, ThinkingInitialStage};
-pub use stream::{Chunk, InferenceChunk, StreamParser, StreamProcessor};
+pub use protocol::output::Chunk;
+pub use stream::{InferenceChunk, StreamParser, StreamProcessor};
 pub use tokenizer::{IncrementalDecoder, Tokenizer};

@@ -7,14 +7,16 @@
 //! a seeded source, and JSON output mode is left out (it reports every prefix piece as `" "`, so
 //! its content depends on the split by design).
 
-use deepseek_recipe::stream::chat::{ChatConfig, ChatResponse};
+use deepseek_recipe::protocol::output::chat_completions::ChatResponse;
+use deepseek_recipe::stream::chat::ChatConfig;
 use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
 use deepseek_recipe::stream::responses::{ResponsesConfig, ResponsesResponse};
 use deepseek_recipe::stream::{
-    Accumulator, Chunk, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage,
-    SseStream, StreamProcessor,
+    Accumulator, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage, SseStream,
+    StreamProcessor,
 };
+use deepseek_recipe::Chunk;
 use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
 use proptest::prelude::*;
 

@@ -162,9 +162,7 @@ fn run_case(case: &Value) -> Result<(), String> {
     let mut chunks = Vec::new();
     let mut error = Value::Null;
     let inputs = case["inputs"].as_array().cloned().unwrap_or_default();
-    let mut record = |at: Value,
-                      produced: Vec<deepseek_recipe::stream::Chunk>,
-                      acc: &mut Accumulator| {
+    let mut record = |at: Value, produced: Vec<deepseek_recipe::Chunk>, acc: &mut Accumulator| {
         for chunk in produced {
             let data = normalizer.chunk(protocol, &chunk.to_json());
             let event = chunk
@@ -221,8 +219,7 @@ fn run_case(case: &Value) -> Result<(), String> {
     if Value::Bool(processor.finished()) != expect["finished"] {
         return Err(format!("finished: ours {}", processor.finished()));
     }
-    let done = acc
-        .sse_done_data()
+    let done = deepseek_recipe::stream::sse::done_data(&acc)
         .map_or(Value::Null, |d| Value::String(d.into()));
     if done != expect["done_data"] {
         return Err(format!("done_data: ours {done}"));

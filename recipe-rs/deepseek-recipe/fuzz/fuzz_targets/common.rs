@@ -1,6 +1,7 @@
 //! Shared driver: options and protocol from the first input byte, then a whole stream.
 
-use deepseek_recipe::stream::chat::{ChatConfig, ChatResponse};
+use deepseek_recipe::protocol::output::chat_completions::ChatResponse;
+use deepseek_recipe::stream::chat::ChatConfig;
 use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
 use deepseek_recipe::stream::responses::{ResponsesConfig, ResponsesResponse};
@@ -44,7 +45,7 @@ pub fn run_stream(flags: u8, chunks: Vec<InferenceChunk>, tokenizer: Option<Shar
         match processor.push(chunk) {
             Ok(produced) => {
                 for chunk in &produced {
-                    let _ = chunk.to_sse();
+                    deepseek_recipe::stream::sse::write_event(chunk, &mut Vec::new());
                     accumulator.accumulate(chunk);
                 }
             }

@@ -23,12 +23,12 @@ use crate::converted::{
     ResponsesEcho,
 };
 use crate::error::ApiError;
+use crate::protocol::output::responses::ReasoningSettings;
 use crate::protocol::responses::{
     CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
     ResponsesFunctionTool, ResponsesInput, ResponsesInputMessage, ResponsesRequest,
     ResponsesTextFormat, ResponsesTool, ResponsesToolChoice, ToolSearchExecution,
 };
-use crate::stream::responses::ReasoningSettings;
 
 /// The pass-back error of Responses.
 const REASONING_PASS_BACK_ERROR: &str =

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::stream::responses::ReasoningSettings;
+use crate::protocol::output::responses::ReasoningSettings;
 
 /// Flattened function name → `(namespace, local name)` for namespaced tools, sorted by name.
 pub type NamespaceToolMap = BTreeMap<String, (String, String)>;

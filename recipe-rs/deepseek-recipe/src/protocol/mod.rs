@@ -1,5 +1,5 @@
-//! Serde wire types of the three request bodies (OpenAI Chat Completions, OpenAI Responses,
-//! Anthropic Messages).
+//! Serde wire types of the three protocols (OpenAI Chat Completions, OpenAI Responses,
+//! Anthropic Messages): the request bodies, and in [`output`] what the API sends back.
 //!
 //! Parsing is two-staged like the reference: the text is first read as a JSON value (errors
 //! `invalid JSON request: … at line L column C`), then the value is deserialised into the typed
@@ -8,6 +8,7 @@
 
 pub mod chat_completions;
 pub mod messages;
+pub mod output;
 pub mod responses;
 mod shared;
 

@@ -1,15 +1,14 @@
-//! OpenAI Chat Completions: `chat.completion.chunk` objects and the accumulated `chat.completion`.
+//! OpenAI Chat Completions: the generator of `chat.completion.chunk` objects and the
+//! accumulation of chunks into the complete `chat.completion`.
 
 use std::sync::Arc;
 
-use serde::Serialize;
-
-use super::chunk::Emit;
-use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
-use super::json_writer::{
-    write_key, write_opt_str, write_str, write_u64, write_usize, write_value,
+use super::events::{Emit, OutputEvent, StreamEnd, StreamStart, StreamUsage};
+use crate::protocol::output::chat_completions::{
+    ChatChoice, ChatChunk, ChatChunkChoice, ChatCompletionTokensDetails, ChatDelta, ChatFunction,
+    ChatFunctionDelta, ChatLogprobs, ChatMessage, ChatPromptTokensDetails, ChatResponse,
+    ChatToolCall, ChatToolCallDelta, ChatUsage,
 };
-use super::logprobs::LogprobEntry;
 
 /// What the Chat generator needs from the request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -30,245 +29,20 @@ pub struct ChatConfig {
     pub created: Option<u64>,
 }
 
-/// Usage of a Chat completion.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChatUsage {
-    /// Prompt tokens.
-    pub prompt_tokens: u64,
-    /// Completion tokens.
-    pub completion_tokens: u64,
-    /// Prompt + completion tokens.
-    pub total_tokens: u64,
-    /// Cached prompt tokens.
-    pub prompt_tokens_details: ChatPromptTokensDetails,
-    /// Reasoning tokens (thinking requests with a tokenizer only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub completion_tokens_details: Option<ChatCompletionTokensDetails>,
-    /// Prompt tokens served from the cache.
-    pub prompt_cache_hit_tokens: u64,
-    /// Prompt tokens not served from the cache.
-    pub prompt_cache_miss_tokens: u64,
-}
-
-/// `prompt_tokens_details`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChatPromptTokensDetails {
-    /// Cached prompt tokens.
-    pub cached_tokens: u64,
-}
-
-/// `completion_tokens_details`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChatCompletionTokensDetails {
-    /// Tokens of the reasoning text.
-    pub reasoning_tokens: u64,
-}
-
-impl ChatUsage {
-    fn new(usage: &StreamUsage) -> Self {
-        Self {
-            prompt_tokens: usage.prompt.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            total_tokens: usage.prompt.prompt_tokens + usage.completion_tokens,
-            prompt_tokens_details: ChatPromptTokensDetails {
-                cached_tokens: usage.prompt.prompt_cache_hit_tokens,
-            },
-            completion_tokens_details: usage
-                .reasoning_tokens
-                .map(|reasoning_tokens| ChatCompletionTokensDetails { reasoning_tokens }),
-            prompt_cache_hit_tokens: usage.prompt.prompt_cache_hit_tokens,
-            prompt_cache_miss_tokens: usage.prompt.cache_miss_tokens(),
-        }
-    }
-}
-
-/// A tool-call entry of a delta.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChatToolCallDelta {
-    /// Index of the call.
-    pub index: usize,
-    /// Call id (header only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// Always `function` (header only).
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<&'static str>,
-    /// Name and argument fragment.
-    pub function: ChatFunctionDelta,
-}
-
-/// The `function` object of a tool-call delta.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChatFunctionDelta {
-    /// Tool name (header only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Argument text fragment.
-    pub arguments: String,
-}
-
-/// The `delta` of a chunk; absent keys are skipped, `Some(None)` is `null`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ChatDelta {
-    /// `assistant` in the first chunk.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<&'static str>,
-    /// Content text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub content: Option<Option<String>>,
-    /// Reasoning text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reasoning_content: Option<Option<String>>,
-    /// Tool-call header or argument fragment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<Vec<ChatToolCallDelta>>,
-}
-
-/// Log probabilities of a chunk (or of the accumulated choice).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ChatLogprobs {
-    /// Content tokens.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub content: Option<Vec<LogprobEntry>>,
-    /// Reasoning tokens.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reasoning_content: Option<Vec<LogprobEntry>>,
-}
-
-/// The one choice of a chunk.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChatChunkChoice {
-    /// Always 0.
-    pub index: u32,
-    /// The delta.
-    pub delta: ChatDelta,
-    /// Log probabilities of the delta's tokens.
-    pub logprobs: Option<ChatLogprobs>,
-    /// Set on the final chunk.
-    pub finish_reason: Option<&'static str>,
-}
-
-/// A `chat.completion.chunk`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChatChunk {
-    /// Completion id.
-    pub id: Arc<str>,
-    /// Always `chat.completion.chunk`.
-    pub object: &'static str,
-    /// Unix seconds, fixed for the stream.
-    pub created: u64,
-    /// Model name.
-    pub model: Arc<str>,
-    /// Backend fingerprint.
-    pub system_fingerprint: Option<Arc<str>>,
-    /// The one choice.
-    pub choices: [ChatChunkChoice; 1],
-    /// Usage: present on the final chunk, `null` on others when requested, else absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Option<ChatUsage>>,
-}
-
-impl ChatChunk {
-    /// Appends the chunk's compact JSON (the bytes `serde_json` writes, without its overhead).
-    pub fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"id\":");
-        write_str(out, &self.id);
-        write_key(out, "object", false);
-        write_str(out, self.object);
-        write_key(out, "created", false);
-        write_u64(out, self.created);
-        write_key(out, "model", false);
-        write_str(out, &self.model);
-        write_key(out, "system_fingerprint", false);
-        write_opt_str(out, self.system_fingerprint.as_deref());
-        write_key(out, "choices", false);
-        out.push(b'[');
-        for (position, choice) in self.choices.iter().enumerate() {
-            if position > 0 {
-                out.push(b',');
-            }
-            choice.write_json(out);
-        }
-        out.push(b']');
-        if let Some(usage) = &self.usage {
-            write_key(out, "usage", false);
-            write_value(out, usage);
-        }
-        out.push(b'}');
-    }
-}
-
-impl ChatChunkChoice {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"index\":");
-        write_u64(out, u64::from(self.index));
-        write_key(out, "delta", false);
-        self.delta.write_json(out);
-        write_key(out, "logprobs", false);
-        write_value(out, &self.logprobs);
-        write_key(out, "finish_reason", false);
-        write_opt_str(out, self.finish_reason);
-        out.push(b'}');
-    }
-}
-
-impl ChatDelta {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        out.push(b'{');
-        let mut first = true;
-        if let Some(role) = self.role {
-            write_key(out, "role", first);
-            write_str(out, role);
-            first = false;
-        }
-        if let Some(content) = &self.content {
-            write_key(out, "content", first);
-            write_opt_str(out, content.as_deref());
-            first = false;
-        }
-        if let Some(reasoning) = &self.reasoning_content {
-            write_key(out, "reasoning_content", first);
-            write_opt_str(out, reasoning.as_deref());
-            first = false;
-        }
-        if let Some(calls) = &self.tool_calls {
-            write_key(out, "tool_calls", first);
-            out.push(b'[');
-            for (position, call) in calls.iter().enumerate() {
-                if position > 0 {
-                    out.push(b',');
-                }
-                call.write_json(out);
-            }
-            out.push(b']');
-        }
-        out.push(b'}');
-    }
-}
-
-impl ChatToolCallDelta {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"index\":");
-        write_usize(out, self.index);
-        if let Some(id) = &self.id {
-            write_key(out, "id", false);
-            write_str(out, id);
-        }
-        if let Some(kind) = self.kind {
-            write_key(out, "type", false);
-            write_str(out, kind);
-        }
-        write_key(out, "function", false);
-        out.push(b'{');
-        let mut first = true;
-        if let Some(name) = &self.function.name {
-            write_key(out, "name", true);
-            write_str(out, name);
-            first = false;
-        }
-        write_key(out, "arguments", first);
-        write_str(out, &self.function.arguments);
-        out.extend_from_slice(b"}}");
+/// The usage a Chat response reports for a stream's token accounting.
+fn chat_usage(usage: &StreamUsage) -> ChatUsage {
+    ChatUsage {
+        prompt_tokens: usage.prompt.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        total_tokens: usage.prompt.prompt_tokens + usage.completion_tokens,
+        prompt_tokens_details: ChatPromptTokensDetails {
+            cached_tokens: usage.prompt.prompt_cache_hit_tokens,
+        },
+        completion_tokens_details: usage
+            .reasoning_tokens
+            .map(|reasoning_tokens| ChatCompletionTokensDetails { reasoning_tokens }),
+        prompt_cache_hit_tokens: usage.prompt.prompt_cache_hit_tokens,
+        prompt_cache_miss_tokens: usage.prompt.cache_miss_tokens(),
     }
 }
 
@@ -433,100 +207,11 @@ impl ChatGenerator {
             usage.reasoning_tokens = None;
         }
         let delta = self.content_delta(String::new());
-        out.emit(self.chunk_with(
-            delta,
-            None,
-            Some(finish_reason),
-            Some(ChatUsage::new(&usage)),
-        ));
+        out.emit(self.chunk_with(delta, None, Some(finish_reason), Some(chat_usage(&usage))));
     }
-}
-
-/// The accumulated message of a Chat completion.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChatMessage {
-    /// Always `assistant`.
-    pub role: &'static str,
-    /// Content (`null` until a content delta arrived).
-    pub content: Option<String>,
-    /// Reasoning (present when any delta carried the key).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reasoning_content: Option<Option<String>>,
-    /// Tool calls (present when any was made).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<Vec<ChatToolCall>>,
-}
-
-/// A complete tool call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChatToolCall {
-    /// Index of the call.
-    pub index: usize,
-    /// Call id.
-    pub id: String,
-    /// Always `function`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// Name and arguments.
-    pub function: ChatFunction,
-}
-
-/// Name and complete arguments of a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChatFunction {
-    /// Tool name.
-    pub name: String,
-    /// Arguments JSON text.
-    pub arguments: String,
-}
-
-/// The accumulated choice.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChatChoice {
-    /// Always 0.
-    pub index: u32,
-    /// The message.
-    pub message: ChatMessage,
-    /// Accumulated log probabilities.
-    pub logprobs: Option<ChatLogprobs>,
-    /// Finish reason (from the final chunk).
-    pub finish_reason: Option<&'static str>,
-}
-
-/// A complete (non-streamed) `chat.completion`, accumulated from chunks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChatResponse {
-    /// Completion id.
-    pub id: String,
-    /// Always `chat.completion`.
-    pub object: &'static str,
-    /// Unix seconds given at construction.
-    pub created: u64,
-    /// Model name.
-    pub model: String,
-    /// The choice (empty until a chunk arrived).
-    pub choices: Vec<ChatChoice>,
-    /// Usage from the final chunk.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<ChatUsage>,
-    /// Backend fingerprint.
-    pub system_fingerprint: Option<String>,
 }
 
 impl ChatResponse {
-    /// An empty response.
-    pub fn new(id: impl Into<String>, model: impl Into<String>, created: u64) -> Self {
-        Self {
-            id: id.into(),
-            object: "chat.completion",
-            created,
-            model: model.into(),
-            choices: Vec::new(),
-            usage: None,
-            system_fingerprint: None,
-        }
-    }
-
     /// Adds one chunk.
     pub fn accumulate(&mut self, chunk: &ChatChunk) {
         match (&mut self.system_fingerprint, &chunk.system_fingerprint) {

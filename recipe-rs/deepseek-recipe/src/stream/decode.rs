@@ -3,8 +3,8 @@
 use std::borrow::Cow;
 
 use super::inference::TokenLogprobs;
-use super::logprobs::{token_display, LogprobEntry, TopLogprobEntry};
 use super::parser::PieceKind;
+use crate::protocol::output::logprobs::{token_display, LogprobEntry, TopLogprobEntry};
 
 /// Pending bytes beyond this are released lossily, so byte soup cannot grow memory without bound.
 /// The reference holds any run whose text ends in an incomplete character, however long (a whole

@@ -1,7 +1,20 @@
-//! What the stream processor tells a protocol generator.
+//! What the stream processor tells a protocol generator, and where generators put what they make.
 
 use super::inference::{InferenceFinishReason, PromptUsage};
 use super::parser::{ArgumentFragment, TextDelta};
+
+/// Where a generator or processor puts the chunks it makes, in order: a `Vec` collects them, a
+/// writer (see [`super::SseStream`]) frames each as it is made.
+pub trait Emit<T> {
+    /// Takes the next chunk.
+    fn emit(&mut self, chunk: T);
+}
+
+impl<T> Emit<T> for Vec<T> {
+    fn emit(&mut self, chunk: T) {
+        self.push(chunk);
+    }
+}
 
 /// Start-of-stream information (from the first `ready` chunk, or defaults).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -4,16 +4,14 @@
 //! [`StreamProcessor`] ties it together: push [`InferenceChunk`]s, get [`Chunk`]s.
 //! [`SseStream`] adds accumulation and writes ready-to-send SSE bytes into one buffer.
 
+mod accumulator;
 pub mod chat;
-pub mod chunk;
 pub mod config;
 pub mod custom_input;
 pub mod decode;
 pub mod events;
 pub mod ids;
 pub mod inference;
-mod json_writer;
-pub mod logprobs;
 pub mod messages;
 pub mod parser;
 pub mod processor;
@@ -21,7 +19,7 @@ pub mod responses;
 pub mod sse;
 pub mod token_text;
 
-pub use chunk::{Accumulator, Chunk};
+pub use accumulator::Accumulator;
 pub use config::GeneratorConfig;
 pub use decode::TokenText;
 pub use inference::{InferenceChunk, InferenceFinishReason, PromptUsage};

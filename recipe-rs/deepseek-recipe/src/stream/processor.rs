@@ -1,18 +1,19 @@
 //! The stream processor: inference chunks in, protocol chunks out.
 
 use super::chat::ChatGenerator;
-use super::chunk::{Chunk, Emit};
 use super::config::GeneratorConfig;
 use super::decode::TokenDecoder;
-use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
+use super::events::{Emit, OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::ids::IdSource;
 use super::inference::{InferenceChunk, InferenceFinishReason, PromptUsage, TokenLogprobs};
 use super::messages::MessagesGenerator;
 use super::parser::{ParserEvent, PieceKind, StreamParser};
-use super::responses::{ResponsesEvent, ResponsesGenerator};
+use super::responses::ResponsesGenerator;
 use super::token_text::SharedTokenText;
 use crate::converted::ParsingOptions;
 use crate::error::{Error, Result};
+use crate::protocol::output::responses::ResponsesEvent;
+use crate::protocol::output::Chunk;
 
 /// The protocol generator behind a processor.
 #[derive(Debug, Clone)]

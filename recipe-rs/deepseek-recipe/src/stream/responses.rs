@@ -1,26 +1,18 @@
-//! OpenAI Responses: stream events and the accumulated `response` object.
+//! OpenAI Responses: the generator of stream events and the accumulation of events into the
+//! complete `response` object.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::chunk::Emit;
 use super::custom_input::CustomInput;
-use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
-use super::json_writer::{write_key, write_str, write_u64, write_usize, write_value};
-use super::logprobs::LogprobEntry;
+use super::events::{Emit, OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use crate::converted::ResponsesEcho;
-
-/// The `reasoning` object of the response.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReasoningSettings {
-    /// Requested effort.
-    pub effort: Option<String>,
-    /// Requested summary mode.
-    pub summary: Option<String>,
-}
+use crate::protocol::output::responses::{
+    ContentPart, IncompleteDetails, InputTokensDetails, OutputItem, OutputTokensDetails,
+    ReasoningSettings, ResponseObject, ResponsesEvent, ResponsesUsage,
+};
 
 /// What the Responses generator needs from the request.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,381 +59,44 @@ impl Default for ResponsesConfig {
     }
 }
 
-/// A content part of a reasoning or message item.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentPart {
-    /// Reasoning text.
-    ReasoningText {
-        /// The text.
-        text: String,
-    },
-    /// Message text.
-    OutputText {
-        /// Always empty.
-        annotations: Vec<Value>,
-        /// Token log probabilities.
-        logprobs: Vec<LogprobEntry>,
-        /// The text.
-        text: String,
-    },
-}
-
-/// An output item.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum OutputItem {
-    /// Reasoning.
-    Reasoning {
-        /// `rs_{id}_{n}`.
-        id: String,
-        /// `in_progress`, `completed` or `incomplete`.
-        status: &'static str,
-        /// The reasoning text part.
-        content: Vec<ContentPart>,
-        /// Always empty.
-        summary: Vec<Value>,
-        /// `{id}-{n}`.
-        encrypted_content: String,
-    },
-    /// An assistant message.
-    Message {
-        /// `msg_{id}_{n}`.
-        id: String,
-        /// Item status.
-        status: &'static str,
-        /// Always `assistant`.
-        role: &'static str,
-        /// `final_answer`, or `commentary` when a tool call follows.
-        phase: &'static str,
-        /// The output text part.
-        content: Vec<ContentPart>,
-    },
-    /// A function call.
-    FunctionCall {
-        /// `fc_{id}_{n}`.
-        id: String,
-        /// Item status.
-        status: &'static str,
-        /// The tool-call id.
-        call_id: String,
-        /// Function name (local name for namespace tools).
-        name: String,
-        /// Namespace of a namespace tool.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        namespace: Option<String>,
-        /// Arguments JSON text.
-        arguments: String,
-    },
-    /// A custom tool call (free-form input).
-    CustomToolCall {
-        /// `ctc_{id}_{n}`.
-        id: String,
-        /// Item status.
-        status: &'static str,
-        /// The tool-call id.
-        call_id: String,
-        /// Tool name.
-        name: String,
-        /// The raw input.
-        input: String,
-    },
-}
-
-impl OutputItem {
-    fn set_status(&mut self, value: &'static str) {
-        match self {
-            Self::Reasoning { status, .. }
-            | Self::Message { status, .. }
-            | Self::FunctionCall { status, .. }
-            | Self::CustomToolCall { status, .. } => *status = value,
-        }
-    }
-
-    fn id(&self) -> &str {
-        match self {
-            Self::Reasoning { id, .. }
-            | Self::Message { id, .. }
-            | Self::FunctionCall { id, .. }
-            | Self::CustomToolCall { id, .. } => id,
-        }
-    }
-}
-
-/// `input_tokens_details`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct InputTokensDetails {
-    /// Cached prompt tokens.
-    pub cached_tokens: u64,
-}
-
-/// `output_tokens_details`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct OutputTokensDetails {
-    /// Tokens of the reasoning text.
-    pub reasoning_tokens: u64,
-}
-
-/// Usage of a response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ResponsesUsage {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Cached prompt tokens.
-    pub input_tokens_details: InputTokensDetails,
-    /// Completion tokens.
-    pub output_tokens: u64,
-    /// Reasoning tokens.
-    pub output_tokens_details: OutputTokensDetails,
-    /// Prompt + completion tokens.
-    pub total_tokens: u64,
-}
-
-/// `incomplete_details`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct IncompleteDetails {
-    /// `max_output_tokens` or `content_filter`.
-    pub reason: &'static str,
-}
-
-/// The `response` object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ResponseObject {
-    /// Response id.
-    pub id: String,
-    /// Always `response`.
-    pub object: &'static str,
-    /// Unix seconds when the stream started.
-    pub created_at: u64,
-    /// `in_progress`, `completed` or `incomplete`.
-    pub status: &'static str,
-    /// Always false.
-    pub background: bool,
-    /// Unix seconds when the stream ended.
-    pub completed_at: Option<u64>,
-    /// Always null.
-    pub content_filters: Option<Value>,
-    /// Always null.
-    pub error: Option<Value>,
-    /// Always 0.0.
-    pub frequency_penalty: f32,
-    /// Why the response is incomplete.
-    pub incomplete_details: Option<IncompleteDetails>,
-    /// Echoed instructions.
-    pub instructions: Option<String>,
-    /// Echoed output limit.
-    pub max_output_tokens: Option<u32>,
-    /// Always null.
-    pub max_tool_calls: Option<u64>,
-    /// Model name.
-    pub model: String,
-    /// Always null.
-    pub moderation: Option<Value>,
-    /// Output items.
-    pub output: Vec<OutputItem>,
-    /// Always true.
-    pub parallel_tool_calls: bool,
-    /// Always 0.0.
-    pub presence_penalty: f32,
-    /// Always null.
-    pub previous_response_id: Option<String>,
-    /// Always null.
-    pub prompt_cache_key: Option<String>,
-    /// Always null.
-    pub prompt_cache_retention: Option<String>,
-    /// Reasoning settings.
-    pub reasoning: ReasoningSettings,
-    /// Always null.
-    pub safety_identifier: Option<String>,
-    /// Always `default`.
-    pub service_tier: &'static str,
-    /// Always false.
-    pub store: bool,
-    /// Echoed temperature.
-    pub temperature: f32,
-    /// Text settings.
-    pub text: Value,
-    /// Tool choice.
-    pub tool_choice: Value,
-    /// Reported tools.
-    pub tools: Vec<Value>,
-    /// Echoed `top_logprobs`.
-    pub top_logprobs: u8,
-    /// Echoed `top_p`.
-    pub top_p: f32,
-    /// Always `disabled`.
-    pub truncation: &'static str,
-    /// Usage (at the end).
-    pub usage: Option<ResponsesUsage>,
-    /// Echoed user.
-    pub user: Option<String>,
-    /// Always `{}`.
-    pub metadata: serde_json::Map<String, Value>,
-}
-
-impl ResponseObject {
-    /// The in-progress object for `config`.
-    pub fn new(config: &ResponsesConfig, created_at: u64) -> Self {
-        Self {
-            id: config.id.clone(),
-            object: "response",
-            created_at,
-            status: "in_progress",
-            background: false,
-            completed_at: None,
-            content_filters: None,
-            error: None,
-            frequency_penalty: 0.0,
-            incomplete_details: None,
-            instructions: config.echo.instructions.clone(),
-            max_output_tokens: config.echo.max_output_tokens,
-            max_tool_calls: None,
-            model: config.model.clone(),
-            moderation: None,
-            output: Vec::new(),
-            parallel_tool_calls: true,
-            presence_penalty: 0.0,
-            previous_response_id: None,
-            prompt_cache_key: None,
-            prompt_cache_retention: None,
-            reasoning: config.reasoning.clone(),
-            safety_identifier: None,
-            service_tier: "default",
-            store: false,
-            temperature: config.echo.temperature,
-            text: config.text.clone(),
-            tool_choice: config.tool_choice.clone(),
-            tools: config.tools.clone(),
-            top_logprobs: config.echo.top_logprobs,
-            top_p: config.echo.top_p,
-            truncation: "disabled",
-            usage: None,
-            user: config.echo.user.clone(),
-            metadata: serde_json::Map::new(),
-        }
-    }
-}
-
-/// One Responses stream event: its `type`, then its fields in alphabetical order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ResponsesEvent {
-    /// The event type (also the SSE event name).
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// Complete arguments (`function_call_arguments.done`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<String>,
-    /// Content part index.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub content_index: Option<u32>,
-    /// Delta text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delta: Option<String>,
-    /// Complete custom tool input.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub input: Option<String>,
-    /// The item.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub item: Option<OutputItem>,
-    /// The item id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub item_id: Option<Arc<str>>,
-    /// Token log probabilities (output text events).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub logprobs: Option<Vec<LogprobEntry>>,
-    /// Output index of the item.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_index: Option<usize>,
-    /// The content part.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub part: Option<ContentPart>,
-    /// The response object (lifecycle events).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub response: Option<Box<ResponseObject>>,
-    /// Position of the event in the stream.
-    pub sequence_number: u64,
-    /// Complete text (`*_text.done`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-}
-
-impl ResponsesEvent {
-    fn new(kind: &'static str, sequence_number: u64) -> Self {
-        Self {
-            kind,
-            arguments: None,
-            content_index: None,
-            delta: None,
-            input: None,
-            item: None,
-            item_id: None,
-            logprobs: None,
-            output_index: None,
-            part: None,
-            response: None,
-            sequence_number,
-            text: None,
-        }
-    }
-}
-
-impl ResponsesEvent {
-    /// Appends the event's compact JSON: the flat fields written directly, nested objects
-    /// (items, parts, the response, log probabilities) via serde.
-    pub fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"type\":");
-        write_str(out, self.kind);
-        if let Some(arguments) = &self.arguments {
-            write_key(out, "arguments", false);
-            write_str(out, arguments);
-        }
-        if let Some(content_index) = self.content_index {
-            write_key(out, "content_index", false);
-            write_u64(out, u64::from(content_index));
-        }
-        if let Some(delta) = &self.delta {
-            write_key(out, "delta", false);
-            write_str(out, delta);
-        }
-        if let Some(input) = &self.input {
-            write_key(out, "input", false);
-            write_str(out, input);
-        }
-        if let Some(item) = &self.item {
-            write_key(out, "item", false);
-            write_value(out, item);
-        }
-        if let Some(item_id) = &self.item_id {
-            write_key(out, "item_id", false);
-            write_str(out, item_id);
-        }
-        if let Some(logprobs) = &self.logprobs {
-            write_key(out, "logprobs", false);
-            if logprobs.is_empty() {
-                out.extend_from_slice(b"[]");
-            } else {
-                write_value(out, logprobs);
-            }
-        }
-        if let Some(output_index) = self.output_index {
-            write_key(out, "output_index", false);
-            write_usize(out, output_index);
-        }
-        if let Some(part) = &self.part {
-            write_key(out, "part", false);
-            write_value(out, part);
-        }
-        if let Some(response) = &self.response {
-            write_key(out, "response", false);
-            write_value(out, response);
-        }
-        write_key(out, "sequence_number", false);
-        write_u64(out, self.sequence_number);
-        if let Some(text) = &self.text {
-            write_key(out, "text", false);
-            write_str(out, text);
-        }
-        out.push(b'}');
+/// The in-progress response object for `config`.
+fn response_object(config: &ResponsesConfig, created_at: u64) -> ResponseObject {
+    ResponseObject {
+        id: config.id.clone(),
+        object: "response",
+        created_at,
+        status: "in_progress",
+        background: false,
+        completed_at: None,
+        content_filters: None,
+        error: None,
+        frequency_penalty: 0.0,
+        incomplete_details: None,
+        instructions: config.echo.instructions.clone(),
+        max_output_tokens: config.echo.max_output_tokens,
+        max_tool_calls: None,
+        model: config.model.clone(),
+        moderation: None,
+        output: Vec::new(),
+        parallel_tool_calls: true,
+        presence_penalty: 0.0,
+        previous_response_id: None,
+        prompt_cache_key: None,
+        prompt_cache_retention: None,
+        reasoning: config.reasoning.clone(),
+        safety_identifier: None,
+        service_tier: "default",
+        store: false,
+        temperature: config.echo.temperature,
+        text: config.text.clone(),
+        tool_choice: config.tool_choice.clone(),
+        tools: config.tools.clone(),
+        top_logprobs: config.echo.top_logprobs,
+        top_p: config.echo.top_p,
+        truncation: "disabled",
+        usage: None,
+        user: config.echo.user.clone(),
+        metadata: serde_json::Map::new(),
     }
 }
 
@@ -463,7 +118,7 @@ impl ResponsesGenerator {
     /// A generator for one stream.
     pub fn new(config: ResponsesConfig) -> Self {
         let created_at = config.created_at.unwrap_or_else(super::ids::unix_now);
-        let response = ResponseObject::new(&config, created_at);
+        let response = response_object(&config, created_at);
         Self {
             config,
             response,
@@ -841,7 +496,7 @@ impl ResponsesResponse {
             ..ResponsesConfig::default()
         };
         Self {
-            response: ResponseObject::new(&config, created_at),
+            response: response_object(&config, created_at),
         }
     }
 

@@ -1,15 +1,49 @@
-//! SSE output: a [`StreamProcessor`] with its [`Accumulator`], writing every chunk it produces
-//! straight into the caller's byte buffer as one server-sent event.
+//! SSE output: the framing of protocol chunks as server-sent events, and [`SseStream`], a
+//! [`StreamProcessor`] with its [`Accumulator`] writing every chunk it produces straight into
+//! the caller's byte buffer as one server-sent event.
 //!
 //! This is the serving hot path: a piece of model output goes in, its SSE bytes come out, with
 //! no JSON round trip and no allocation per chunk beyond the chunk's own text. The batch calls
 //! ([`SseStream::push_text_many`], [`SseStream::push_tokens_many`]) write exactly the bytes of
 //! pushing the pieces one by one.
 
-use super::chunk::{sse_frame, Accumulator, Chunk, Emit};
+use super::accumulator::Accumulator;
+use super::events::Emit;
 use super::inference::{InferenceChunk, InferenceFinishReason, TokenLogprobs};
 use super::processor::StreamProcessor;
 use crate::error::Result;
+use crate::protocol::output::Chunk;
+
+/// Appends `chunk` framed as one server-sent event: `event: NAME` (Responses and Messages
+/// events; Chat chunks have none), `data: JSON`, a blank line.
+pub fn write_event(chunk: &Chunk, out: &mut Vec<u8>) {
+    out.reserve(256);
+    if let Some(event) = chunk.sse_event() {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(event.as_bytes());
+        out.push(b'\n');
+    }
+    out.extend_from_slice(b"data: ");
+    chunk.write_json(out);
+    out.extend_from_slice(b"\n\n");
+}
+
+/// Frames `data` as one server-sent event.
+pub fn sse_frame(event: Option<&str>, data: &str) -> String {
+    match event {
+        Some(event) => format!("event: {event}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}
+
+/// The data of the terminal SSE message of the protocol `accumulator` collects (`[DONE]` for
+/// Chat; Responses and Messages end with their last event).
+pub fn done_data(accumulator: &Accumulator) -> Option<&'static str> {
+    match accumulator {
+        Accumulator::Chat(_) => Some("[DONE]"),
+        Accumulator::Messages(_) | Accumulator::Responses(_) => None,
+    }
+}
 
 /// A stream processor that accumulates the complete response and writes SSE bytes.
 #[derive(Debug)]
@@ -27,7 +61,7 @@ struct SseWriter<'a> {
 impl Emit<Chunk> for SseWriter<'_> {
     fn emit(&mut self, chunk: Chunk) {
         self.accumulator.accumulate(&chunk);
-        chunk.write_sse(self.out);
+        write_event(&chunk, self.out);
     }
 }
 
@@ -171,9 +205,23 @@ impl SseStream {
     pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<()> {
         let (processor, mut writer) = self.parts(out);
         processor.finish_into(&mut writer)?;
-        if let Some(done) = self.accumulator.sse_done_data() {
+        if let Some(done) = done_data(&self.accumulator) {
             out.extend_from_slice(sse_frame(None, done).as_bytes());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_frames_name_their_event_and_end_with_a_blank_line() {
+        assert_eq!(
+            sse_frame(Some("ping"), r#"{"type":"ping"}"#),
+            "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+        );
+        assert_eq!(sse_frame(None, "[DONE]"), "data: [DONE]\n\n");
     }
 }

@@ -14,8 +14,8 @@ mod text;
 pub use fragment::{escape_json_string, ArgumentFragment};
 use text::JsonStage;
 
-use super::logprobs::LogprobEntry;
 use crate::converted::{ParsingOptions, ThinkingInitialStage};
+use crate::protocol::output::logprobs::LogprobEntry;
 
 /// Closes the reasoning section (and is dropped wherever else it appears in content).
 const THINK_END: &str = "</think>";
