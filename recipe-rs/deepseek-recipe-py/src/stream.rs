@@ -2,12 +2,13 @@
 
 use std::sync::Mutex;
 
+use deepseek_recipe::converted::ResponseContext;
 use deepseek_recipe::stream::ids::{unix_now, IdSource};
 use deepseek_recipe::stream::inference::TokenLogprobs;
 use deepseek_recipe::stream::sse::done_data;
 use deepseek_recipe::stream::{
     Accumulator, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage, SseStream,
-    StreamProcessor, TokenizerText,
+    StreamIdentity, StreamProcessor, TokenizerText,
 };
 use deepseek_recipe::ParsingOptions;
 use deepseek_recipe::{Chunk, Error};
@@ -181,17 +182,15 @@ impl PyStreamProcessor {
         thinking_mode: Option<bool>,
         use_tokenizer: bool,
     ) -> PyResult<Self> {
-        let mut config = GeneratorConfig::for_request(&converted.inner, response_id, model);
-        if let Some(created) = created {
-            config.set_created(created);
-        }
-        if let Some(signature) = signature {
-            config.set_signature(signature);
-        }
-        if let (GeneratorConfig::Messages(messages), Some(thinking_mode)) =
-            (&mut config, thinking_mode)
-        {
-            messages.thinking_mode = thinking_mode;
+        let identity = StreamIdentity {
+            id: response_id,
+            model,
+            created,
+            signature,
+        };
+        let mut config = GeneratorConfig::for_request(&converted.inner, identity);
+        if let (ResponseContext::Messages, Some(thinking_mode)) = (&config.context, thinking_mode) {
+            config.thinking_mode = thinking_mode;
         }
         let options = match parsing_options_json {
             Some(json) => serde_json::from_str::<ParsingOptions>(json).map_err(|err| {

@@ -11,13 +11,11 @@
 use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use deepseek_recipe::stream::chat::ChatConfig;
+use deepseek_recipe::converted::ResponseContext;
 use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::messages::MessagesConfig;
-use deepseek_recipe::stream::responses::ResponsesConfig;
 use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceFinishReason, PromptUsage, SseStream, StreamProcessor,
-    TokenizerText,
+    Accumulator, GeneratorConfig, InferenceFinishReason, PromptUsage, SseStream, StreamIdentity,
+    StreamProcessor, TokenizerText,
 };
 use deepseek_recipe::Tokenizer;
 use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
@@ -53,28 +51,20 @@ fn generated_output(scale: usize) -> String {
 }
 
 fn config(protocol: &str) -> GeneratorConfig {
-    let (id, model) = ("bench-1".to_owned(), "DeepSeek-V4-Pro".to_owned());
-    match protocol {
-        "chat" => GeneratorConfig::Chat(ChatConfig {
-            id,
-            model,
-            thinking_mode: true,
-            created: Some(1),
-            ..ChatConfig::default()
-        }),
-        "responses" => GeneratorConfig::Responses(Box::new(ResponsesConfig {
-            id,
-            model,
-            thinking_mode: true,
-            created_at: Some(1),
-            ..ResponsesConfig::default()
-        })),
-        _ => GeneratorConfig::Messages(MessagesConfig {
-            id,
-            model,
-            thinking_mode: true,
-            signature: None,
-        }),
+    let context = match protocol {
+        "chat" => ResponseContext::ChatCompletions {
+            include_usage: false,
+        },
+        "responses" => ResponseContext::Responses(Box::default()),
+        _ => ResponseContext::Messages,
+    };
+    let identity = StreamIdentity {
+        created: Some(1),
+        ..StreamIdentity::new("bench-1", "DeepSeek-V4-Pro")
+    };
+    GeneratorConfig {
+        thinking_mode: true,
+        ..GeneratorConfig::new(identity, context)
     }
 }
 

@@ -7,14 +7,11 @@
 //! a seeded source, and JSON output mode is left out (it reports every prefix piece as `" "`, so
 //! its content depends on the split by design).
 
-use deepseek_recipe::protocol::output::chat_completions::ChatResponse;
-use deepseek_recipe::stream::chat::ChatConfig;
+use deepseek_recipe::converted::ResponseContext;
 use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
-use deepseek_recipe::stream::responses::{ResponsesConfig, ResponsesResponse};
 use deepseek_recipe::stream::{
     Accumulator, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage, SseStream,
-    StreamProcessor,
+    StreamIdentity, StreamProcessor,
 };
 use deepseek_recipe::Chunk;
 use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
@@ -23,38 +20,23 @@ use proptest::prelude::*;
 const ID: &str = "resp_prop";
 
 fn config(protocol: usize, thinking_mode: bool) -> (GeneratorConfig, Accumulator) {
-    match protocol {
-        0 => (
-            GeneratorConfig::Chat(ChatConfig {
-                id: ID.into(),
-                model: "m".into(),
-                thinking_mode,
-                created: Some(1),
-                ..ChatConfig::default()
-            }),
-            Accumulator::Chat(ChatResponse::new(ID, "m", 1)),
-        ),
-        1 => (
-            GeneratorConfig::Messages(MessagesConfig {
-                id: ID.into(),
-                model: "m".into(),
-                thinking_mode,
-                signature: None,
-            }),
-            Accumulator::Messages(MessagesResponse::new(ID, "m", PromptUsage::default())),
-        ),
-        _ => {
-            let config = ResponsesConfig {
-                id: ID.into(),
-                model: "m".into(),
-                thinking_mode,
-                created_at: Some(1),
-                ..ResponsesConfig::default()
-            };
-            let accumulator = Accumulator::Responses(Box::new(ResponsesResponse::new(ID, "m", 1)));
-            (GeneratorConfig::Responses(Box::new(config)), accumulator)
-        }
-    }
+    let context = match protocol {
+        0 => ResponseContext::ChatCompletions {
+            include_usage: false,
+        },
+        1 => ResponseContext::Messages,
+        _ => ResponseContext::Responses(Box::default()),
+    };
+    let identity = StreamIdentity {
+        created: Some(1),
+        ..StreamIdentity::new(ID, "m")
+    };
+    let config = GeneratorConfig {
+        thinking_mode,
+        ..GeneratorConfig::new(identity, context)
+    };
+    let accumulator = Accumulator::for_config(&config, 1, PromptUsage::default());
+    (config, accumulator)
 }
 
 /// The accumulated response JSON (without `completed_at`, which is the clock) for `pieces`.
@@ -107,7 +89,7 @@ fn sse_bytes(pieces: &[&str], options: &ParsingOptions, protocol: usize, batch: 
     let (mut generator, accumulator) = config(protocol, thinking_mode);
     // Responses report `completed_at` as the later of the clock and `created_at`: a future
     // `created_at` keeps the two runs compared identical.
-    generator.set_created(4_000_000_000);
+    generator.identity.created = Some(4_000_000_000);
     let processor =
         StreamProcessor::with_id_source(generator, options.clone(), None, IdSource::seeded(7));
     let mut stream = SseStream::new(processor, accumulator);

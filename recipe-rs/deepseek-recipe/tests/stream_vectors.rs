@@ -16,9 +16,11 @@ mod failures;
 
 use std::collections::BTreeMap;
 
+use deepseek_recipe::converted::ResponseContext;
 use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, PromptUsage, StreamProcessor, TokenizerText,
+    Accumulator, GeneratorConfig, InferenceChunk, PromptUsage, StreamIdentity, StreamProcessor,
+    TokenizerText,
 };
 use deepseek_recipe::{
     convert_json, ConversionOptions, ConvertedRequest, ParsingOptions, Protocol,
@@ -109,15 +111,15 @@ impl Normalizer {
 fn generator_config(case: &Value, converted: &ConvertedRequest) -> GeneratorConfig {
     let generator = &case["generator"];
     let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
-    let mut config =
-        GeneratorConfig::for_request(converted, text(&generator["id"]), text(&generator["model"]));
-    if let (GeneratorConfig::Messages(config), Some(thinking_mode)) =
-        (&mut config, generator["direct_thinking_mode"].as_bool())
+    let identity = StreamIdentity {
+        signature: generator["signature"].as_str().map(str::to_owned),
+        ..StreamIdentity::new(text(&generator["id"]), text(&generator["model"]))
+    };
+    let mut config = GeneratorConfig::for_request(converted, identity);
+    if let (ResponseContext::Messages, Some(thinking_mode)) =
+        (&config.context, generator["direct_thinking_mode"].as_bool())
     {
         config.thinking_mode = thinking_mode;
-    }
-    if let Some(signature) = generator["signature"].as_str() {
-        config.set_signature(signature);
     }
     config
 }

@@ -1,11 +1,10 @@
 //! Shared driver: options and protocol from the first input byte, then a whole stream.
 
-use deepseek_recipe::protocol::output::chat_completions::ChatResponse;
-use deepseek_recipe::stream::chat::ChatConfig;
+use deepseek_recipe::converted::ResponseContext;
 use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::messages::{MessagesConfig, MessagesResponse};
-use deepseek_recipe::stream::responses::{ResponsesConfig, ResponsesResponse};
-use deepseek_recipe::stream::{Accumulator, GeneratorConfig, InferenceChunk, PromptUsage, StreamProcessor, SharedTokenText};
+use deepseek_recipe::stream::{
+    Accumulator, GeneratorConfig, InferenceChunk, PromptUsage, SharedTokenText, StreamIdentity, StreamProcessor,
+};
 use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
 
 /// Runs `chunks` through a processor configured by `flags`; checks that nothing panics, that
@@ -25,21 +24,13 @@ pub fn run_stream(flags: u8, chunks: Vec<InferenceChunk>, tokenizer: Option<Shar
         stop_sequences: if flags & 32 != 0 { vec!["END".into(), "\n\n".into()] } else { Vec::new() },
     };
     let thinking_mode = stage.is_some();
-    let (config, mut accumulator) = match flags >> 6 {
-        0 => (
-            GeneratorConfig::Chat(ChatConfig { id: "c".into(), thinking_mode, ..ChatConfig::default() }),
-            Accumulator::Chat(ChatResponse::new("c", "m", 0)),
-        ),
-        1 => (
-            GeneratorConfig::Messages(MessagesConfig { id: "m".into(), thinking_mode, ..MessagesConfig::default() }),
-            Accumulator::Messages(MessagesResponse::new("m", "m", PromptUsage::default())),
-        ),
-        _ => {
-            let config = ResponsesConfig { id: "r".into(), thinking_mode, ..ResponsesConfig::default() };
-            let accumulator = Accumulator::Responses(Box::new(ResponsesResponse::new("r", "", 0)));
-            (GeneratorConfig::Responses(Box::new(config)), accumulator)
-        }
+    let context = match flags >> 6 {
+        0 => ResponseContext::ChatCompletions { include_usage: false },
+        1 => ResponseContext::Messages,
+        _ => ResponseContext::Responses(Box::default()),
     };
+    let config = GeneratorConfig { thinking_mode, ..GeneratorConfig::new(StreamIdentity::new("r", "m"), context) };
+    let mut accumulator = Accumulator::for_config(&config, 0, PromptUsage::default());
     let mut processor = StreamProcessor::with_id_source(config, options, tokenizer, IdSource::seeded(0));
     for chunk in chunks {
         match processor.push(chunk) {

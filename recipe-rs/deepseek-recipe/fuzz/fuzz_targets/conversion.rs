@@ -17,7 +17,7 @@ use deepseek_recipe::encoding::encode;
 use deepseek_recipe::stream::ids::IdSource;
 use deepseek_recipe::stream::{
     Accumulator, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage,
-    StreamProcessor,
+    StreamIdentity, StreamProcessor,
 };
 use deepseek_recipe::{convert_json, ApiError, Error, Tokenizer};
 use serde_json::Value;
@@ -84,7 +84,8 @@ fn check_accepted(converted: &ConvertedRequest, options: &ConversionOptions) {
 /// A host can answer the request: a stream processor for it turns a short output and a stop
 /// (or a stop sequence) into chunks that accumulate to one JSON object.
 fn check_answerable(converted: &ConvertedRequest) {
-    let config = GeneratorConfig::for_request(converted, "fuzz", &converted.request_model);
+    let identity = StreamIdentity::new("fuzz", &converted.request_model);
+    let config = GeneratorConfig::for_request(converted, identity);
     let mut accumulator = Accumulator::for_config(&config, 0, PromptUsage::default());
     let mut processor = StreamProcessor::with_id_source(
         config,

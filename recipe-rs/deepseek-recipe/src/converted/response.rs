@@ -45,6 +45,21 @@ pub struct ResponsesContext {
     pub custom_tools: BTreeSet<String>,
 }
 
+impl Default for ResponsesContext {
+    /// The context of a request that sets nothing the response reports.
+    fn default() -> Self {
+        Self {
+            echo: ResponsesEcho::default(),
+            reasoning: ReasoningSettings::default(),
+            text: serde_json::json!({"format": {"type": "text"}, "verbosity": null}),
+            tool_choice: Value::String("auto".to_owned()),
+            tools: Vec::new(),
+            namespace_tools: NamespaceToolMap::new(),
+            custom_tools: BTreeSet::new(),
+        }
+    }
+}
+
 /// Request values a Responses response object repeats (the request "echo").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponsesEcho {
@@ -106,5 +121,29 @@ mod tests {
             let back: ConvertedRequest = serde_json::from_value(json).unwrap();
             assert_eq!(back, converted);
         }
+    }
+
+    #[test]
+    fn responses_context_reports_the_request() {
+        let body = r#"{"model": "DeepSeek-V4-Pro", "input": "q", "max_output_tokens": 64,
+            "reasoning": {"effort": "low", "summary": "auto"}, "tool_choice": "none",
+            "tools": [{"type": "namespace", "name": "ns", "description": "d",
+                       "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]},
+                      {"type": "custom", "name": "apply_patch"}]}"#;
+        let converted =
+            convert_json(Protocol::Responses, body, &ConversionOptions::default()).unwrap();
+        let super::ResponseContext::Responses(context) = converted.response_context else {
+            panic!("not a responses context");
+        };
+        assert_eq!(context.echo.max_output_tokens, Some(64));
+        assert_eq!(context.reasoning.summary.as_deref(), Some("auto"));
+        assert_eq!(context.tool_choice, "none");
+        assert_eq!(context.tools.len(), 2);
+        assert_eq!(
+            context.namespace_tools.get("ns__f"),
+            Some(&("ns".to_owned(), "f".to_owned()))
+        );
+        assert!(context.custom_tools.contains("apply_patch"));
+        assert_eq!(context.text["format"]["type"], "text");
     }
 }

@@ -4,6 +4,7 @@ use super::config::GeneratorConfig;
 use super::inference::PromptUsage;
 use super::messages::MessagesResponse;
 use super::responses::ResponsesResponse;
+use crate::converted::ResponseContext;
 use crate::protocol::output::chat_completions::ChatResponse;
 use crate::protocol::output::Chunk;
 
@@ -33,16 +34,15 @@ impl Accumulator {
     /// until the stream's own objects replace it; Messages reports `prompt` usage until the
     /// `message_start` event replaces it.
     pub fn for_config(config: &GeneratorConfig, created: u64, prompt: PromptUsage) -> Self {
-        match config {
-            GeneratorConfig::Chat(config) => {
-                Self::Chat(ChatResponse::new(&config.id, &config.model, created))
+        let (id, model) = (config.identity.id.as_str(), config.identity.model.as_str());
+        match &config.context {
+            ResponseContext::ChatCompletions { .. } => {
+                Self::Chat(ChatResponse::new(id, model, created))
             }
-            GeneratorConfig::Messages(config) => {
-                Self::Messages(MessagesResponse::new(&config.id, &config.model, prompt))
+            ResponseContext::Messages => Self::Messages(MessagesResponse::new(id, model, prompt)),
+            ResponseContext::Responses(_) => {
+                Self::Responses(Box::new(ResponsesResponse::new(id, model, created)))
             }
-            GeneratorConfig::Responses(config) => Self::Responses(Box::new(
-                ResponsesResponse::new(&config.id, &config.model, created),
-            )),
         }
     }
 

@@ -3,31 +3,14 @@
 
 use std::sync::Arc;
 
+use super::config::GeneratorConfig;
 use super::events::{Emit, OutputEvent, StreamEnd, StreamStart, StreamUsage};
+use super::ids::unix_now;
 use crate::protocol::output::chat_completions::{
     ChatChoice, ChatChunk, ChatChunkChoice, ChatCompletionTokensDetails, ChatDelta, ChatFunction,
     ChatFunctionDelta, ChatLogprobs, ChatMessage, ChatPromptTokensDetails, ChatResponse,
     ChatToolCall, ChatToolCallDelta, ChatUsage,
 };
-
-/// What the Chat generator needs from the request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ChatConfig {
-    /// The completion id (`chatcmpl-…`).
-    pub id: String,
-    /// The model name reported in chunks.
-    pub model: String,
-    /// The request is in thinking mode (chunks carry `reasoning_content`).
-    pub thinking_mode: bool,
-    /// The converted request continues a prefix whose reasoning is finished
-    /// (stage `ContentContinuation`): the role chunk reports `reasoning_content: null`.
-    pub content_continuation: bool,
-    /// Every non-final chunk carries `"usage": null` (non-streaming request or
-    /// `stream_options.include_usage`).
-    pub usage_on_every_chunk: bool,
-    /// `created` timestamp; `None` = the clock at generator creation.
-    pub created: Option<u64>,
-}
 
 /// The usage a Chat response reports for a stream's token accounting.
 fn chat_usage(usage: &StreamUsage) -> ChatUsage {
@@ -49,7 +32,12 @@ fn chat_usage(usage: &StreamUsage) -> ChatUsage {
 /// Builds Chat chunks from processor events.
 #[derive(Debug, Clone)]
 pub struct ChatGenerator {
-    config: ChatConfig,
+    /// The request is in thinking mode (chunks carry `reasoning_content`).
+    thinking_mode: bool,
+    /// The output continues finished reasoning: the role chunk reports `reasoning_content: null`.
+    content_continuation: bool,
+    /// Every non-final chunk carries `"usage": null`.
+    usage_on_every_chunk: bool,
     created: u64,
     system_fingerprint: Option<Arc<str>>,
     /// The completion id and model name, shared by every chunk.
@@ -58,15 +46,19 @@ pub struct ChatGenerator {
 }
 
 impl ChatGenerator {
-    /// A generator for one stream.
-    pub fn new(config: ChatConfig) -> Self {
-        let created = config.created.unwrap_or_else(super::ids::unix_now);
+    /// A generator for one stream of `config`, whose request set
+    /// `stream_options.include_usage` to `include_usage`. Every non-final chunk carries
+    /// `"usage": null` when the request is not streamed or asked for usage.
+    pub fn new(config: &GeneratorConfig, include_usage: bool) -> Self {
+        let identity = &config.identity;
         Self {
-            id: Arc::from(config.id.as_str()),
-            model: Arc::from(config.model.as_str()),
-            config,
-            created,
+            thinking_mode: config.thinking_mode,
+            content_continuation: config.content_continuation,
+            usage_on_every_chunk: !config.stream || include_usage,
+            created: identity.created.unwrap_or_else(unix_now),
             system_fingerprint: None,
+            id: Arc::from(identity.id.as_str()),
+            model: Arc::from(identity.model.as_str()),
         }
     }
 
@@ -83,7 +75,7 @@ impl ChatGenerator {
     ) -> ChatChunk {
         let usage = match usage {
             Some(usage) => Some(Some(usage)),
-            None if self.config.usage_on_every_chunk => Some(None),
+            None if self.usage_on_every_chunk => Some(None),
             None => None,
         };
         ChatChunk {
@@ -105,13 +97,13 @@ impl ChatGenerator {
     /// The role chunk.
     pub fn start(&mut self, start: &StreamStart, out: &mut impl Emit<ChatChunk>) {
         self.system_fingerprint = start.system_fingerprint.as_deref().map(Arc::from);
-        let delta = if !self.config.thinking_mode {
+        let delta = if !self.thinking_mode {
             ChatDelta {
                 role: Some("assistant"),
                 content: Some(Some(String::new())),
                 ..ChatDelta::default()
             }
-        } else if self.config.content_continuation {
+        } else if self.content_continuation {
             ChatDelta {
                 role: Some("assistant"),
                 content: Some(Some(String::new())),
@@ -189,7 +181,7 @@ impl ChatGenerator {
     fn content_delta(&self, text: String) -> ChatDelta {
         ChatDelta {
             content: Some(Some(text)),
-            reasoning_content: self.config.thinking_mode.then_some(None),
+            reasoning_content: self.thinking_mode.then_some(None),
             ..ChatDelta::default()
         }
     }
@@ -203,7 +195,7 @@ impl ChatGenerator {
             StreamEnd::ContentFilter => "content_filter",
         };
         let mut usage = *usage;
-        if !self.config.thinking_mode {
+        if !self.thinking_mode {
             usage.reasoning_tokens = None;
         }
         let delta = self.content_delta(String::new());
@@ -290,5 +282,30 @@ impl ChatResponse {
                 target.finish_reason = choice.finish_reason;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::converted::ResponseContext;
+    use crate::stream::config::StreamIdentity;
+
+    fn role_chunk(stream: bool, include_usage: bool) -> ChatChunk {
+        let context = ResponseContext::ChatCompletions { include_usage };
+        let config = GeneratorConfig {
+            stream,
+            ..GeneratorConfig::new(StreamIdentity::new("id", "m"), context)
+        };
+        let mut out = Vec::new();
+        ChatGenerator::new(&config, include_usage).start(&StreamStart::default(), &mut out);
+        out.remove(0)
+    }
+
+    #[test]
+    fn usage_is_on_every_chunk_unless_streamed_without_include_usage() {
+        assert_eq!(role_chunk(true, false).usage, None);
+        assert_eq!(role_chunk(true, true).usage, Some(None));
+        assert_eq!(role_chunk(false, false).usage, Some(None));
     }
 }

@@ -1,104 +1,74 @@
-//! Which protocol a stream generates, built from the converted request.
+//! What a stream's generator needs: who the stream answers as, and what the request asked of
+//! the response.
 
-use super::chat::ChatConfig;
-use super::messages::MessagesConfig;
-use super::responses::ResponsesConfig;
 use crate::converted::{ConvertedRequest, ResponseContext, ThinkingInitialStage};
 
-/// Which protocol to generate, with what the generator needs from the request.
+/// Who a stream answers as: the id and model name every chunk reports, and the values the
+/// generators otherwise take from the clock or the id.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StreamIdentity {
+    /// The response id (`chatcmpl-…`, `resp_…`, `msg_…`).
+    pub id: String,
+    /// The model name the chunks report.
+    pub model: String,
+    /// Chat `created` / Responses `created_at`; `None` = the clock when the generator is made
+    /// (Messages reports none).
+    pub created: Option<u64>,
+    /// Signature of the Messages thinking block; `None` = the response id (other protocols
+    /// have none).
+    pub signature: Option<String>,
+}
+
+impl StreamIdentity {
+    /// The identity `id` of `model`, timestamped by the clock, signed with the id.
+    pub fn new(id: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            model: model.into(),
+            created: None,
+            signature: None,
+        }
+    }
+}
+
+/// What a stream's generator needs: who it answers as, and the request's settings that shape
+/// the response. The protocol is the one of [`Self::context`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum GeneratorConfig {
-    /// OpenAI Chat Completions chunks.
-    Chat(ChatConfig),
-    /// Anthropic Messages events.
-    Messages(MessagesConfig),
-    /// OpenAI Responses events.
-    Responses(Box<ResponsesConfig>),
+pub struct GeneratorConfig {
+    /// Who the stream answers as.
+    pub identity: StreamIdentity,
+    /// The request is in thinking mode.
+    pub thinking_mode: bool,
+    /// The output continues a prefix whose reasoning is finished (parsing starts at
+    /// [`ThinkingInitialStage::ContentContinuation`]).
+    pub content_continuation: bool,
+    /// The client asked for streaming.
+    pub stream: bool,
+    /// The protocol, and the request values its responses report.
+    pub context: ResponseContext,
 }
 
 impl GeneratorConfig {
-    /// The generator config for a converted request, reporting the response `id` and `model`.
-    /// Timestamps default to the clock at generator creation and the Messages signature to the
-    /// message id; override them with [`Self::set_created`] and [`Self::set_signature`].
-    pub fn for_request(
-        converted: &ConvertedRequest,
-        id: impl Into<String>,
-        model: impl Into<String>,
-    ) -> Self {
-        let (id, model) = (id.into(), model.into());
-        let thinking_mode = converted.conversation.thinking_mode;
-        match &converted.response_context {
-            ResponseContext::ChatCompletions { include_usage } => Self::Chat(ChatConfig {
-                id,
-                model,
-                thinking_mode,
-                content_continuation: converted.parsing_options.thinking_initial_stage
-                    == Some(ThinkingInitialStage::ContentContinuation),
-                usage_on_every_chunk: !converted.stream || *include_usage,
-                created: None,
-            }),
-            ResponseContext::Messages => Self::Messages(MessagesConfig {
-                id,
-                model,
-                thinking_mode,
-                signature: None,
-            }),
-            ResponseContext::Responses(context) => Self::Responses(Box::new(ResponsesConfig {
-                id,
-                model,
-                thinking_mode,
-                created_at: None,
-                echo: context.echo.clone(),
-                reasoning: context.reasoning.clone(),
-                text: context.text.clone(),
-                tool_choice: context.tool_choice.clone(),
-                tools: context.tools.clone(),
-                namespace_tools: context.namespace_tools.clone(),
-                custom_tools: context.custom_tools.clone(),
-            })),
+    /// A streamed, non-thinking config of the protocol of `context`, answering as `identity`.
+    pub fn new(identity: StreamIdentity, context: ResponseContext) -> Self {
+        Self {
+            identity,
+            thinking_mode: false,
+            content_continuation: false,
+            stream: true,
+            context,
         }
     }
 
-    /// Whether the stream is in thinking mode.
-    pub fn thinking_mode(&self) -> bool {
-        match self {
-            Self::Chat(config) => config.thinking_mode,
-            Self::Messages(config) => config.thinking_mode,
-            Self::Responses(config) => config.thinking_mode,
-        }
-    }
-
-    /// The response id.
-    pub fn id(&self) -> &str {
-        match self {
-            Self::Chat(config) => &config.id,
-            Self::Messages(config) => &config.id,
-            Self::Responses(config) => &config.id,
-        }
-    }
-
-    /// The reported model name.
-    pub fn model(&self) -> &str {
-        match self {
-            Self::Chat(config) => &config.model,
-            Self::Messages(config) => &config.model,
-            Self::Responses(config) => &config.model,
-        }
-    }
-
-    /// Fixes the creation timestamp (Chat `created`, Responses `created_at`; Messages has none).
-    pub fn set_created(&mut self, created: u64) {
-        match self {
-            Self::Chat(config) => config.created = Some(created),
-            Self::Responses(config) => config.created_at = Some(created),
-            Self::Messages(_) => {}
-        }
-    }
-
-    /// Sets the signature of the Messages thinking block (other protocols have none).
-    pub fn set_signature(&mut self, signature: impl Into<String>) {
-        if let Self::Messages(config) = self {
-            config.signature = Some(signature.into());
+    /// The config of a converted request, answering as `identity`.
+    pub fn for_request(converted: &ConvertedRequest, identity: StreamIdentity) -> Self {
+        Self {
+            identity,
+            thinking_mode: converted.conversation.thinking_mode,
+            content_continuation: converted.parsing_options.thinking_initial_stage
+                == Some(ThinkingInitialStage::ContentContinuation),
+            stream: converted.stream,
+            context: converted.response_context.clone(),
         }
     }
 }
@@ -110,54 +80,29 @@ mod tests {
 
     fn config(protocol: Protocol, body: &str) -> GeneratorConfig {
         let converted = convert_json(protocol, body, &ConversionOptions::default()).unwrap();
-        GeneratorConfig::for_request(&converted, "id-1", "DeepSeek-V4-Pro")
+        GeneratorConfig::for_request(&converted, StreamIdentity::new("id-1", "DeepSeek-V4-Pro"))
     }
 
     #[test]
-    fn chat_usage_on_every_chunk_follows_stream_options() {
-        let streamed = r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}], "stream": true}"#;
-        let with_usage = r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}], "stream": true, "stream_options": {"include_usage": true}}"#;
-        let usage = |body| match config(Protocol::ChatCompletions, body) {
-            GeneratorConfig::Chat(config) => config.usage_on_every_chunk,
-            other => panic!("not a chat config: {other:?}"),
-        };
-        assert!(!usage(streamed));
-        assert!(usage(with_usage));
-    }
-
-    #[test]
-    fn responses_config_reports_the_request() {
-        let body = r#"{"model": "DeepSeek-V4-Pro", "input": "q", "max_output_tokens": 64,
-            "reasoning": {"effort": "low", "summary": "auto"}, "tool_choice": "none",
-            "tools": [{"type": "namespace", "name": "ns", "description": "d",
-                       "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]},
-                      {"type": "custom", "name": "apply_patch"}]}"#;
-        let GeneratorConfig::Responses(config) = config(Protocol::Responses, body) else {
-            panic!("not a responses config");
-        };
-        assert!(config.thinking_mode);
-        assert_eq!(config.echo.max_output_tokens, Some(64));
-        assert_eq!(config.reasoning.summary.as_deref(), Some("auto"));
-        assert_eq!(config.tool_choice, "none");
-        assert_eq!(config.tools.len(), 2);
+    fn the_request_decides_thinking_streaming_and_continuation() {
+        let body = r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "a", "reasoning_content": "r", "prefix": true}]}"#;
+        let config = config(Protocol::ChatCompletions, body);
+        assert!(config.thinking_mode && config.content_continuation && !config.stream);
         assert_eq!(
-            config.namespace_tools.get("ns__f"),
-            Some(&("ns".to_owned(), "f".to_owned()))
+            config.identity,
+            StreamIdentity::new("id-1", "DeepSeek-V4-Pro")
         );
-        assert!(config.custom_tools.contains("apply_patch"));
-        assert_eq!(config.text["format"]["type"], "text");
     }
 
     #[test]
-    fn overrides_apply_to_the_matching_protocol() {
-        let body = r#"{"model": "DeepSeek-V4-Pro", "max_tokens": 8, "messages": [{"role": "user", "content": "q"}]}"#;
-        let mut config = config(Protocol::Messages, body);
-        config.set_signature("sig");
-        config.set_created(5);
-        let GeneratorConfig::Messages(messages) = &config else {
-            panic!("not a messages config");
-        };
-        assert_eq!(messages.signature.as_deref(), Some("sig"));
-        assert_eq!((config.id(), config.model()), ("id-1", "DeepSeek-V4-Pro"));
+    fn the_context_is_the_converted_one() {
+        let body = r#"{"model": "DeepSeek-V4-Pro", "input": "q", "max_output_tokens": 64,
+            "tools": [{"type": "custom", "name": "apply_patch"}]}"#;
+        let converted =
+            convert_json(Protocol::Responses, body, &ConversionOptions::default()).unwrap();
+        let config = config(Protocol::Responses, body);
+        assert_eq!(config.context, converted.response_context);
+        assert!(config.stream == converted.stream);
     }
 }

@@ -3,24 +3,12 @@
 
 use serde_json::Value;
 
+use super::config::GeneratorConfig;
 use super::events::{Emit, OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::inference::PromptUsage;
 use crate::protocol::output::messages::{
     BlockDelta, ContentBlock, Message, MessageDeltaBody, MessagesEvent, MessagesUsage,
 };
-
-/// What the Messages generator needs from the request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct MessagesConfig {
-    /// The message id (`msg_…`).
-    pub id: String,
-    /// The model name.
-    pub model: String,
-    /// Thinking mode: a thinking block always opens the message.
-    pub thinking_mode: bool,
-    /// Signature of the thinking block; `None` = the message id.
-    pub signature: Option<String>,
-}
 
 /// The usage a Messages response reports for a stream's token accounting.
 fn messages_usage(usage: &StreamUsage) -> MessagesUsage {
@@ -44,17 +32,31 @@ enum OpenBlock {
 /// Builds Messages events from processor events.
 #[derive(Debug, Clone)]
 pub struct MessagesGenerator {
-    config: MessagesConfig,
+    /// The message id.
+    id: String,
+    /// The model name.
+    model: String,
+    /// Thinking mode: a thinking block always opens the message.
+    thinking_mode: bool,
+    /// Signature of the thinking block.
+    signature: String,
     open: Option<(usize, OpenBlock)>,
     next_index: usize,
     pinged: bool,
 }
 
 impl MessagesGenerator {
-    /// A generator for one stream.
-    pub fn new(config: MessagesConfig) -> Self {
+    /// A generator for one stream of `config`.
+    pub fn new(config: &GeneratorConfig) -> Self {
+        let identity = &config.identity;
         Self {
-            config,
+            id: identity.id.clone(),
+            model: identity.model.clone(),
+            thinking_mode: config.thinking_mode,
+            signature: identity
+                .signature
+                .clone()
+                .unwrap_or_else(|| identity.id.clone()),
             open: None,
             next_index: 0,
             pinged: false,
@@ -68,17 +70,17 @@ impl MessagesGenerator {
             ..StreamUsage::default()
         };
         let message = Message {
-            id: self.config.id.clone(),
+            id: self.id.clone(),
             kind: "message",
             role: "assistant",
-            model: self.config.model.clone(),
+            model: self.model.clone(),
             content: Vec::new(),
             stop_reason: None,
             stop_sequence: None,
             usage: messages_usage(&usage),
         };
         out.emit(MessagesEvent::MessageStart { message });
-        if self.config.thinking_mode {
+        if self.thinking_mode {
             self.open_block(OpenBlock::Thinking, String::new(), String::new(), out);
         }
     }
@@ -121,11 +123,7 @@ impl MessagesGenerator {
     fn close_block(&mut self, out: &mut impl Emit<MessagesEvent>) {
         if let Some((index, kind)) = self.open.take() {
             if kind == OpenBlock::Thinking {
-                let signature = self
-                    .config
-                    .signature
-                    .clone()
-                    .unwrap_or_else(|| self.config.id.clone());
+                let signature = self.signature.clone();
                 out.emit(MessagesEvent::ContentBlockDelta {
                     index,
                     delta: BlockDelta::SignatureDelta { signature },

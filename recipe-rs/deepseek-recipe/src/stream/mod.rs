@@ -10,6 +10,7 @@ pub mod config;
 pub mod custom_input;
 pub mod decode;
 pub mod events;
+mod generator;
 pub mod ids;
 pub mod inference;
 pub mod messages;
@@ -20,7 +21,7 @@ pub mod sse;
 pub mod token_text;
 
 pub use accumulator::Accumulator;
-pub use config::GeneratorConfig;
+pub use config::{GeneratorConfig, StreamIdentity};
 pub use decode::TokenText;
 pub use inference::{InferenceChunk, InferenceFinishReason, PromptUsage};
 pub use parser::{Piece, PieceKind, StreamParser};

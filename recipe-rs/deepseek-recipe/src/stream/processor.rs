@@ -1,76 +1,16 @@
 //! The stream processor: inference chunks in, protocol chunks out.
 
-use super::chat::ChatGenerator;
 use super::config::GeneratorConfig;
 use super::decode::TokenDecoder;
 use super::events::{Emit, OutputEvent, StreamEnd, StreamStart, StreamUsage};
+use super::generator::Generator;
 use super::ids::IdSource;
 use super::inference::{InferenceChunk, InferenceFinishReason, PromptUsage, TokenLogprobs};
-use super::messages::MessagesGenerator;
 use super::parser::{ParserEvent, PieceKind, StreamParser};
-use super::responses::ResponsesGenerator;
 use super::token_text::SharedTokenText;
 use crate::converted::ParsingOptions;
 use crate::error::{Error, Result};
-use crate::protocol::output::responses::ResponsesEvent;
 use crate::protocol::output::Chunk;
-
-/// The protocol generator behind a processor.
-#[derive(Debug, Clone)]
-enum Generator {
-    Chat(ChatGenerator),
-    Messages(MessagesGenerator),
-    Responses(Box<ResponsesGenerator>),
-}
-
-impl Generator {
-    fn new(config: GeneratorConfig) -> Self {
-        match config {
-            GeneratorConfig::Chat(config) => Self::Chat(ChatGenerator::new(config)),
-            GeneratorConfig::Messages(config) => Self::Messages(MessagesGenerator::new(config)),
-            GeneratorConfig::Responses(config) => {
-                Self::Responses(Box::new(ResponsesGenerator::new(*config)))
-            }
-        }
-    }
-
-    fn start(&mut self, start: &StreamStart, out: &mut impl Emit<Chunk>) {
-        match self {
-            Self::Chat(g) => g.start(start, &mut Wrap(out, Chunk::Chat)),
-            Self::Messages(g) => g.start(start, &mut Wrap(out, Chunk::Messages)),
-            Self::Responses(g) => g.start(start, &mut Wrap(out, responses_chunk)),
-        }
-    }
-
-    fn event(&mut self, event: OutputEvent, out: &mut impl Emit<Chunk>) {
-        match self {
-            Self::Chat(g) => g.event(event, &mut Wrap(out, Chunk::Chat)),
-            Self::Messages(g) => g.event(event, &mut Wrap(out, Chunk::Messages)),
-            Self::Responses(g) => g.event_for(event, &mut Wrap(out, responses_chunk)),
-        }
-    }
-
-    fn finish(&mut self, end: &StreamEnd, usage: &StreamUsage, out: &mut impl Emit<Chunk>) {
-        match self {
-            Self::Chat(g) => g.finish(end, usage, &mut Wrap(out, Chunk::Chat)),
-            Self::Messages(g) => g.finish(end, usage, &mut Wrap(out, Chunk::Messages)),
-            Self::Responses(g) => g.finish(end, usage, &mut Wrap(out, responses_chunk)),
-        }
-    }
-}
-
-fn responses_chunk(event: ResponsesEvent) -> Chunk {
-    Chunk::Responses(Box::new(event))
-}
-
-/// Passes a generator's protocol-typed chunks on as [`Chunk`]s wrapped by the function.
-struct Wrap<'a, S, F>(&'a mut S, F);
-
-impl<T, S: Emit<Chunk>, F: Fn(T) -> Chunk> Emit<T> for Wrap<'_, S, F> {
-    fn emit(&mut self, chunk: T) {
-        self.0.emit((self.1)(chunk));
-    }
-}
 
 /// Lifecycle of a processor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,8 +67,8 @@ impl StreamProcessor {
         ids: IdSource,
     ) -> Self {
         Self {
-            thinking_mode: config.thinking_mode(),
-            generator: Generator::new(config),
+            thinking_mode: config.thinking_mode,
+            generator: Generator::new(&config),
             parser: StreamParser::new(options),
             tokenizer,
             decoder: TokenDecoder::default(),

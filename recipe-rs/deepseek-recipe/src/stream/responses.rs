@@ -1,68 +1,27 @@
 //! OpenAI Responses: the generator of stream events and the accumulation of events into the
 //! complete `response` object.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use serde_json::Value;
-
+use super::config::GeneratorConfig;
 use super::custom_input::CustomInput;
 use super::events::{Emit, OutputEvent, StreamEnd, StreamStart, StreamUsage};
-use crate::converted::ResponsesEcho;
+use super::ids::unix_now;
+use crate::converted::ResponsesContext;
 use crate::protocol::output::responses::{
     ContentPart, IncompleteDetails, InputTokensDetails, OutputItem, OutputTokensDetails,
-    ReasoningSettings, ResponseObject, ResponsesEvent, ResponsesUsage,
+    ResponseObject, ResponsesEvent, ResponsesUsage,
 };
 
-/// What the Responses generator needs from the request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResponsesConfig {
-    /// The response id (`resp_…`).
-    pub id: String,
-    /// The model name.
-    pub model: String,
-    /// The request is in thinking mode.
-    pub thinking_mode: bool,
-    /// `created_at`; `None` = the clock at generator creation.
-    pub created_at: Option<u64>,
-    /// Echoed request values (defaults when the request is not echoed).
-    pub echo: ResponsesEcho,
-    /// The `reasoning` object.
-    pub reasoning: ReasoningSettings,
-    /// The `text` object (`{"format": …, "verbosity": …}`).
-    pub text: Value,
-    /// The `tool_choice` value.
-    pub tool_choice: Value,
-    /// The `tools` as reported (see [`report_tools`]).
-    pub tools: Vec<Value>,
-    /// Function name → (namespace, local name) for tools declared inside namespaces.
-    pub namespace_tools: BTreeMap<String, (String, String)>,
-    /// Names of custom (free-form input) tools such as `apply_patch`.
-    pub custom_tools: BTreeSet<String>,
-}
-
-impl Default for ResponsesConfig {
-    fn default() -> Self {
-        Self {
-            id: String::new(),
-            model: String::new(),
-            thinking_mode: false,
-            created_at: None,
-            echo: ResponsesEcho::default(),
-            reasoning: ReasoningSettings::default(),
-            text: serde_json::json!({"format": {"type": "text"}, "verbosity": null}),
-            tool_choice: Value::String("auto".to_owned()),
-            tools: Vec::new(),
-            namespace_tools: BTreeMap::new(),
-            custom_tools: BTreeSet::new(),
-        }
-    }
-}
-
-/// The in-progress response object for `config`.
-fn response_object(config: &ResponsesConfig, created_at: u64) -> ResponseObject {
+/// The in-progress response object `id` of `model` for a request of `context`.
+fn response_object(
+    id: &str,
+    model: &str,
+    context: &ResponsesContext,
+    created_at: u64,
+) -> ResponseObject {
     ResponseObject {
-        id: config.id.clone(),
+        id: id.to_owned(),
         object: "response",
         created_at,
         status: "in_progress",
@@ -72,10 +31,10 @@ fn response_object(config: &ResponsesConfig, created_at: u64) -> ResponseObject 
         error: None,
         frequency_penalty: 0.0,
         incomplete_details: None,
-        instructions: config.echo.instructions.clone(),
-        max_output_tokens: config.echo.max_output_tokens,
+        instructions: context.echo.instructions.clone(),
+        max_output_tokens: context.echo.max_output_tokens,
         max_tool_calls: None,
-        model: config.model.clone(),
+        model: model.to_owned(),
         moderation: None,
         output: Vec::new(),
         parallel_tool_calls: true,
@@ -83,19 +42,19 @@ fn response_object(config: &ResponsesConfig, created_at: u64) -> ResponseObject 
         previous_response_id: None,
         prompt_cache_key: None,
         prompt_cache_retention: None,
-        reasoning: config.reasoning.clone(),
+        reasoning: context.reasoning.clone(),
         safety_identifier: None,
         service_tier: "default",
         store: false,
-        temperature: config.echo.temperature,
-        text: config.text.clone(),
-        tool_choice: config.tool_choice.clone(),
-        tools: config.tools.clone(),
-        top_logprobs: config.echo.top_logprobs,
-        top_p: config.echo.top_p,
+        temperature: context.echo.temperature,
+        text: context.text.clone(),
+        tool_choice: context.tool_choice.clone(),
+        tools: context.tools.clone(),
+        top_logprobs: context.echo.top_logprobs,
+        top_p: context.echo.top_p,
         truncation: "disabled",
         usage: None,
-        user: config.echo.user.clone(),
+        user: context.echo.user.clone(),
         metadata: serde_json::Map::new(),
     }
 }
@@ -103,7 +62,10 @@ fn response_object(config: &ResponsesConfig, created_at: u64) -> ResponseObject 
 /// Builds Responses events from processor events.
 #[derive(Debug, Clone)]
 pub struct ResponsesGenerator {
-    config: ResponsesConfig,
+    /// The response id.
+    id: String,
+    /// The request values the response reports, and how tool names map back.
+    context: ResponsesContext,
     response: ResponseObject,
     sequence: u64,
     /// The last output item is still open.
@@ -115,12 +77,14 @@ pub struct ResponsesGenerator {
 }
 
 impl ResponsesGenerator {
-    /// A generator for one stream.
-    pub fn new(config: ResponsesConfig) -> Self {
-        let created_at = config.created_at.unwrap_or_else(super::ids::unix_now);
-        let response = response_object(&config, created_at);
+    /// A generator for one stream of `config`, whose request is described by `context`.
+    pub fn new(config: &GeneratorConfig, context: &ResponsesContext) -> Self {
+        let identity = &config.identity;
+        let created_at = identity.created.unwrap_or_else(unix_now);
+        let response = response_object(&identity.id, &identity.model, context, created_at);
         Self {
-            config,
+            id: identity.id.clone(),
+            context: context.clone(),
             response,
             sequence: 0,
             open: false,
@@ -201,7 +165,7 @@ impl ResponsesGenerator {
         }
         self.close_open(false, "completed", out);
         let number = self.response.output.len();
-        let id = &self.config.id;
+        let id = &self.id;
         if reasoning {
             let item = OutputItem::Reasoning {
                 id: format!("rs_{id}_{number}"),
@@ -272,8 +236,8 @@ impl ResponsesGenerator {
             OutputEvent::ToolCallStart { id, name, .. } => {
                 self.close_open(true, "completed", out);
                 let number = self.response.output.len();
-                let response_id = &self.config.id;
-                let item = if self.config.custom_tools.contains(&name) {
+                let response_id = &self.id;
+                let item = if self.context.custom_tools.contains(&name) {
                     self.custom_input = CustomInput::default();
                     OutputItem::CustomToolCall {
                         id: format!("ctc_{response_id}_{number}"),
@@ -283,7 +247,7 @@ impl ResponsesGenerator {
                         input: String::new(),
                     }
                 } else {
-                    let (namespace, name) = match self.config.namespace_tools.get(&name) {
+                    let (namespace, name) = match self.context.namespace_tools.get(&name) {
                         Some((namespace, local)) => (Some(namespace.clone()), local.clone()),
                         None => (None, name),
                     };
@@ -489,14 +453,9 @@ pub struct ResponsesResponse {
 impl ResponsesResponse {
     /// An empty in-progress response that knows nothing of the request (every request setting
     /// at its default) until the stream's own object replaces it when the stream starts.
-    pub fn new(id: impl Into<String>, model: impl Into<String>, created_at: u64) -> Self {
-        let config = ResponsesConfig {
-            id: id.into(),
-            model: model.into(),
-            ..ResponsesConfig::default()
-        };
+    pub fn new(id: &str, model: &str, created_at: u64) -> Self {
         Self {
-            response: response_object(&config, created_at),
+            response: response_object(id, model, &ResponsesContext::default(), created_at),
         }
     }
 
