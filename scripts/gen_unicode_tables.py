@@ -62,7 +62,7 @@ def main() -> int:
     out.write(f"{EXPECTED_UNICODE}; do not edit.\n\n")
     out.write("//! Character kinds of the pre-tokenizer regexes (Unicode ")
     out.write(f"{EXPECTED_UNICODE}, as Oniguruma in the reference).\n\n")
-    out.write("use super::chars::Kind;\n\n")
+    out.write("use super::char_kind::Kind;\n\n")
     out.write("/// Inclusive code point ranges whose kind is not [`Kind::Other`], sorted.\n")
     out.write("#[rustfmt::skip]\npub(super) const KIND_RANGES: &[(u32, u32, Kind)] = &[\n")
     for start, end, kind in ranges:

@@ -9,11 +9,13 @@ pub mod converted;
 pub mod encoding;
 pub mod error;
 pub mod image;
+pub mod markup;
 pub mod stream;
 pub mod tokenizer;
 
-pub use encoding::{Encoding, PromptFormat, RenderedPrompt, SpecialTokens};
+pub use encoding::{Encoding, PromptFormat, RenderedPrompt};
 pub use error::{ApiError, Error, Result};
+pub use markup::SpecialTokens;
 pub mod convert;
 pub mod protocol;
 

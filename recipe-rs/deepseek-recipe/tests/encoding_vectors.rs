@@ -17,7 +17,8 @@ mod common;
 mod failures;
 
 use deepseek_recipe::conversation::Conversation;
-use deepseek_recipe::encoding::{encode, Encoding, SpecialTokenOverrides, SpecialTokens};
+use deepseek_recipe::encoding::{encode, Encoding};
+use deepseek_recipe::markup::{SpecialTokenOverrides, SpecialTokens};
 use deepseek_recipe::Tokenizer;
 use failures::{assert_none_failed, Failure};
 use serde_json::{json, Value};

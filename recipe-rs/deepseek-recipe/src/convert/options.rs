@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::converted::ModelVersion;
-use crate::encoding::{Encoding, SpecialTokenOverrides, SpecialTokens};
+use crate::encoding::Encoding;
 use crate::error::{Error, Result};
+use crate::markup::{SpecialTokenOverrides, SpecialTokens};
 
 /// What to do when thinking-mode history lacks the reasoning it must pass back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -42,7 +42,7 @@ pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>
 mod tests {
     use super::*;
     use crate::encoding::prompt::PromptBuilder;
-    use crate::encoding::SpecialTokens;
+    use crate::markup::SpecialTokens;
 
     #[test]
     fn injected_spellings_in_text_stay_plain() {

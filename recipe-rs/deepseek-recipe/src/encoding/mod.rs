@@ -12,16 +12,15 @@ mod json;
 mod prompt;
 mod render;
 mod response_format;
-mod special_tokens;
 mod tools;
 mod v4;
 mod v41;
 
 pub use encode::encode;
 pub use prompt::RenderedPrompt;
-pub use special_tokens::{SpecialTokenOverrides, SpecialTokens};
 
 use crate::conversation::Conversation;
+use crate::markup::SpecialTokens;
 use dialect::Dialect;
 
 /// The prompt formats.

@@ -5,11 +5,11 @@ use super::dialect::{Dialect, SystemLayout};
 use super::dsml::DsmlWriter;
 use super::prompt::{PromptBuilder, RenderedPrompt};
 use super::response_format::{has_response_format_section, write_response_format_section};
-use super::special_tokens::SpecialTokens;
 use super::tools::{write_tools_section, write_updated_tools_section};
 use crate::conversation::{
     Conversation, Message, ReasoningEffort, Role, Tool, ToolCall, ToolChoice,
 };
+use crate::markup::SpecialTokens;
 
 /// Renders `conversation` in `dialect` with the given special-token spellings.
 pub(crate) fn render(

@@ -5,8 +5,8 @@ use serde_json::Value;
 use super::dsml::DsmlWriter;
 use super::json::{write_string, write_value, NumberStyle};
 use super::prompt::PromptBuilder;
-use super::special_tokens::SpecialTokens;
 use crate::conversation::Tool;
+use crate::markup::SpecialTokens;
 
 /// Writes the `## Tools` section: how to call tools, then one schema line per listed tool.
 pub(crate) fn write_tools_section(

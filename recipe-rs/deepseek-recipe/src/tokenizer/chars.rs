@@ -1,24 +1,7 @@
 //! Character classes used by the pre-tokenizer regexes.
 
+pub(super) use super::char_kind::Kind;
 use super::unicode_tables::KIND_RANGES;
-
-/// The class of a character as the pre-tokenizer regexes see it.
-///
-/// The regexes only use `\p{L}` together with `\p{M}` and `\p{P}` together with `\p{S}`, so each
-/// pair is one kind. The kinds are disjoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    /// `\p{L}` or `\p{M}`.
-    LetterOrMark,
-    /// `\p{N}`.
-    Number,
-    /// `\p{P}` or `\p{S}`.
-    PunctOrSymbol,
-    /// `\s` (the White_Space property).
-    Space,
-    /// Anything else (controls, format characters, unassigned code points, ...).
-    Other,
-}
 
 const fn ascii_kind(byte: u8) -> Kind {
     match byte {

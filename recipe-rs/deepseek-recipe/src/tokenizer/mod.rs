@@ -9,6 +9,7 @@ mod added;
 mod batch;
 mod bpe;
 mod bytelevel;
+mod char_kind;
 mod chars;
 mod decode;
 mod extend;
@@ -25,8 +26,8 @@ use rustc_hash::FxHashMap;
 
 pub use decode::IncrementalDecoder;
 
-use crate::encoding::SpecialTokens;
 use crate::error::{Error, Result};
+use crate::markup::SpecialTokens;
 use added::AddedTokens;
 pub(crate) use added::Segment;
 use bpe::{Bpe, EncodeState};

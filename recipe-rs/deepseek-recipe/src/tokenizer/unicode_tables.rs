@@ -2,7 +2,7 @@
 
 //! Character kinds of the pre-tokenizer regexes (Unicode 16.0.0, as Oniguruma in the reference).
 
-use super::chars::Kind;
+use super::char_kind::Kind;
 
 /// Inclusive code point ranges whose kind is not [`Kind::Other`], sorted.
 #[rustfmt::skip]

@@ -12,10 +12,25 @@ mod markup;
 mod text;
 
 pub use fragment::{escape_json_string, ArgumentFragment};
-use text::JsonStage;
 
 use crate::converted::{ParsingOptions, ThinkingInitialStage};
 use crate::protocol::output::logprobs::LogprobEntry;
+
+/// Stage of JSON output mode within content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonStage {
+    /// JSON mode is off: content passes through.
+    Off,
+    /// Before the JSON document: every piece of text becomes one `" "`.
+    Prefix,
+    /// Inside a ```json fence: text passes through until the closing fence.
+    Fenced,
+    /// After the closing fence: every piece of text becomes one `" "`.
+    AfterFence,
+    /// Bare JSON started: everything passes through up to a closing fence (one is recognised
+    /// even though none was opened).
+    Bare,
+}
 
 /// Closes the reasoning section (and is dropped wherever else it appears in content).
 const THINK_END: &str = "</think>";

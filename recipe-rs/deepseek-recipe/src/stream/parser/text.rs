@@ -2,22 +2,6 @@
 
 use super::*;
 
-/// Stage of JSON output mode within content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum JsonStage {
-    /// JSON mode is off: content passes through.
-    Off,
-    /// Before the JSON document: every piece of text becomes one `" "`.
-    Prefix,
-    /// Inside a ```json fence: text passes through until the closing fence.
-    Fenced,
-    /// After the closing fence: every piece of text becomes one `" "`.
-    AfterFence,
-    /// Bare JSON started: everything passes through up to a closing fence (one is recognised
-    /// even though none was opened).
-    Bare,
-}
-
 /// Markers the text states look for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Marker {
