@@ -1,12 +1,12 @@
 //! Bindings of request conversion, prompt rendering and prompt encoding.
 
-use deepseek_recipe::convert::infer_protocol as infer_body_protocol;
-use deepseek_recipe::{ConversionOptions, ConvertedRequest, Protocol};
+use deepseek_recipe::{
+    convert_json, encode, infer_protocol as infer_body_protocol, ConversionOptions,
+    ConvertedRequest, Error, Protocol, RenderedPrompt, Tokenizer,
+};
 use std::sync::OnceLock;
 
-use deepseek_recipe::encoding::{encode, RenderedPrompt};
 use deepseek_recipe::protocol::ResponsesRequest;
-use deepseek_recipe::{convert_json, Error, Tokenizer};
 use pyo3::prelude::*;
 
 use crate::errors::to_py_err;

@@ -2,16 +2,12 @@
 
 use std::sync::Mutex;
 
-use deepseek_recipe::converted::ResponseContext;
-use deepseek_recipe::stream::ids::{unix_now, IdSource};
-use deepseek_recipe::stream::inference::TokenLogprobs;
-use deepseek_recipe::stream::sse::done_data;
-use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage, SseStream,
-    StreamIdentity, StreamProcessor, TokenizerText,
+use deepseek_recipe::unstable::unix_now;
+use deepseek_recipe::{
+    sse_done_data, Accumulator, Chunk, Error, GeneratorConfig, IdSource, InferenceChunk,
+    InferenceFinishReason, ParsingOptions, PromptUsage, ResponseContext, SseStream, StreamIdentity,
+    StreamProcessor, TokenLogprobs, TokenizerText,
 };
-use deepseek_recipe::ParsingOptions;
-use deepseek_recipe::{Chunk, Error};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
@@ -319,7 +315,7 @@ impl PyStreamProcessor {
     /// The data of the protocol's terminal SSE message (`[DONE]` for Chat), if any.
     #[getter]
     fn done_data(&self) -> Option<&'static str> {
-        self.with(|s| done_data(s.stream.accumulator()))
+        self.with(|s| sse_done_data(s.stream.accumulator()))
     }
 
     /// The complete (non-streamed) response accumulated so far, as JSON.

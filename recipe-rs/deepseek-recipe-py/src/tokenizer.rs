@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use deepseek_recipe::stream::{SharedTokenText, TokenizerText};
-use deepseek_recipe::{IncrementalDecoder, Tokenizer};
+use deepseek_recipe::{IncrementalDecoder, SharedTokenText, Tokenizer, TokenizerText};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyString};
 

@@ -9,8 +9,7 @@ mod workloads;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use deepseek_recipe::encoding::encode;
-use deepseek_recipe::{convert_json, ConversionOptions, Protocol, Tokenizer};
+use deepseek_recipe::{convert_json, encode, ConversionOptions, Protocol, Tokenizer};
 
 fn request_pipeline(c: &mut Criterion) {
     let tokenizer = Tokenizer::deepseek_v4();

@@ -11,14 +11,11 @@
 use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use deepseek_recipe::converted::ResponseContext;
-use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceFinishReason, PromptUsage, SseStream, StreamIdentity,
-    StreamProcessor, TokenizerText,
+use deepseek_recipe::{
+    Accumulator, GeneratorConfig, IdSource, InferenceFinishReason, ParsingOptions, PromptUsage,
+    ResponseContext, SseStream, StreamIdentity, StreamProcessor, ThinkingInitialStage, Tokenizer,
+    TokenizerText,
 };
-use deepseek_recipe::Tokenizer;
-use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
 
 const WORDS: [&str; 16] = [
     "the", "model", "thinks", "about", "Paris", "weather", "and", "then", "calls", "a", "tool",

@@ -1,26 +1,60 @@
 //! DeepSeek V4 / V4.1 request conversion, prompt encoding, tokenizer and output parsing,
 //! byte-exact with DeepSeek's official API.
 //!
-//! The data flows one way: request JSON → [`conversation::Conversation`] → prompt text and
-//! token ids → (any backend generates) → stream parser → protocol chunks → complete responses.
+//! The data flows one way:
+//!
+//! 1. [`convert_json`] parses a request body of a [`Protocol`] (wire types in [`protocol`]) and
+//!    converts it into a [`ConvertedRequest`]: the [`conversation::Conversation`] to render, the
+//!    [`InferenceOptions`] to sample with, the [`ParsingOptions`] to read the output with and
+//!    the [`ResponseContext`] the response reports.
+//! 2. An [`Encoding`] renders the conversation into a [`RenderedPrompt`]; [`encode`] turns it
+//!    into token ids with a [`Tokenizer`].
+//! 3. Any backend generates.
+//! 4. A [`StreamProcessor`] (a [`StreamParser`] and the protocol's generator) turns
+//!    [`InferenceChunk`]s into protocol [`Chunk`]s; an [`SseStream`] frames them as server-sent
+//!    events and accumulates the complete response.
+//!
+//! Everything a user needs is re-exported here. [`protocol`] (wire types), [`conversation`]
+//! (the protocol-neutral conversation) and [`image`] (V4.1 image input) are namespaces of
+//! types; [`unstable`] is what the Python binding, the benchmarks and the fuzz targets reach
+//! into, without a stability promise.
 
 pub mod conversation;
-pub mod converted;
-pub mod encoding;
-pub mod error;
 pub mod image;
-pub mod markup;
-pub mod stream;
-pub mod tokenizer;
-
-pub use encoding::{Encoding, PromptFormat, RenderedPrompt};
-pub use error::{ApiError, Error, Result};
-pub use markup::SpecialTokens;
-pub mod convert;
 pub mod protocol;
 
-pub use convert::{convert_json, ConversionOptions, Protocol};
-pub use converted::{ConvertedRequest, ModelVersion, ParsingOptions, ThinkingInitialStage};
+mod convert;
+mod converted;
+mod encoding;
+mod error;
+mod markup;
+mod stream;
+mod tokenizer;
+
+pub use convert::{
+    convert_json, infer_protocol, ConversionOptions, Protocol, ReasoningContentBehavior,
+    WebSearchBehavior, DEFAULT_IMAGE_TOKEN, DEFAULT_MAX_TOKENS_UPPER_BOUND,
+};
+pub use converted::{
+    ConvertedRequest, InferenceOptions, ModelVersion, NamespaceToolMap, OutputConstraint,
+    OutputConstraintKind, ParsingOptions, ResponseContext, ResponsesContext, ResponsesEcho,
+    ThinkingInitialStage,
+};
+pub use encoding::{encode, Encoding, PromptFormat, RenderedPrompt};
+pub use error::{ApiError, ApiErrorBody, Error, Result};
+pub use markup::{SpecialTokenOverrides, SpecialTokens};
 pub use protocol::output::Chunk;
-pub use stream::{InferenceChunk, StreamParser, StreamProcessor};
+pub use stream::{
+    sse_done_data, sse_frame, write_sse_event, Accumulator, ArgumentFragment, GeneratorConfig,
+    IdSource, InferenceChunk, InferenceFinishReason, MessagesResponse, ParserEvent, Piece,
+    PieceKind, PromptUsage, ResponsesResponse, SharedTokenText, SseStream, StreamIdentity,
+    StreamParser, StreamProcessor, TextDelta, TokenLogprobs, TokenText, TokenizerText, TopLogprob,
+};
 pub use tokenizer::{IncrementalDecoder, Tokenizer};
+
+/// Internals the Python binding, the benchmarks and the fuzz targets use. No stability promise:
+/// anything here may change or go away in any release.
+#[doc(hidden)]
+pub mod unstable {
+    pub use crate::stream::unix_now;
+}

@@ -4,8 +4,7 @@
 
 mod common;
 
-use deepseek_recipe::convert::{ConversionOptions, Protocol};
-use deepseek_recipe::convert_json;
+use deepseek_recipe::{convert_json, ConversionOptions, Protocol};
 use serde_json::{json, Value};
 
 /// Values of every JSON type, including awkward numbers and strings.

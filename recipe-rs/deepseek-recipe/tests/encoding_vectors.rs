@@ -17,9 +17,7 @@ mod common;
 mod failures;
 
 use deepseek_recipe::conversation::Conversation;
-use deepseek_recipe::encoding::{encode, Encoding};
-use deepseek_recipe::markup::{SpecialTokenOverrides, SpecialTokens};
-use deepseek_recipe::Tokenizer;
+use deepseek_recipe::{encode, Encoding, SpecialTokenOverrides, SpecialTokens, Tokenizer};
 use failures::{assert_none_failed, Failure};
 use serde_json::{json, Value};
 

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use deepseek_recipe::conversation::Conversation;
-use deepseek_recipe::encoding::Encoding;
+use deepseek_recipe::Encoding;
 
 struct Block {
     info: String,

@@ -23,14 +23,13 @@ mod failures;
 use std::collections::HashMap;
 
 use deepseek_recipe::conversation::ImageDetail;
-use deepseek_recipe::convert_json;
-use deepseek_recipe::encoding::Encoding;
 use deepseek_recipe::image::{
     image_tokens, preprocess, DestinationPolicy, HttpFetcher, ImageData, ImageError, ImageInput,
     ImageQuota, ImageResolver, PreprocessOptions, ResolvedImages,
 };
-use deepseek_recipe::markup::SpecialTokens;
-use deepseek_recipe::{ConversionOptions, ModelVersion, Protocol};
+use deepseek_recipe::{
+    convert_json, ConversionOptions, Encoding, ModelVersion, Protocol, SpecialTokens,
+};
 use failures::{assert_none_failed, Failure};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};

@@ -12,11 +12,11 @@ mod common;
 mod failures;
 
 use deepseek_recipe::conversation::Conversation;
-use deepseek_recipe::encoding::encode;
 use deepseek_recipe::protocol::ResponsesRequest;
-use deepseek_recipe::Tokenizer;
-use deepseek_recipe::{convert_json, Error};
-use deepseek_recipe::{ConversionOptions, ConvertedRequest, ModelVersion, Protocol};
+use deepseek_recipe::{
+    convert_json, encode, ConversionOptions, ConvertedRequest, Error, ModelVersion, Protocol,
+    Tokenizer,
+};
 use failures::{assert_none_failed, Failure};
 use serde_json::{json, Map, Value};
 

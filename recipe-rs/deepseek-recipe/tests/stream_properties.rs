@@ -7,14 +7,11 @@
 //! a seeded source, and JSON output mode is left out (it reports every prefix piece as `" "`, so
 //! its content depends on the split by design).
 
-use deepseek_recipe::converted::ResponseContext;
-use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage, SseStream,
-    StreamIdentity, StreamProcessor,
+use deepseek_recipe::{
+    Accumulator, Chunk, GeneratorConfig, IdSource, InferenceChunk, InferenceFinishReason,
+    ParsingOptions, PromptUsage, ResponseContext, SseStream, StreamIdentity, StreamProcessor,
+    ThinkingInitialStage,
 };
-use deepseek_recipe::Chunk;
-use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
 use proptest::prelude::*;
 
 const ID: &str = "resp_prop";

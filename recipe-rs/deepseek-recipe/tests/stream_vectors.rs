@@ -16,14 +16,10 @@ mod failures;
 
 use std::collections::BTreeMap;
 
-use deepseek_recipe::converted::ResponseContext;
-use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, PromptUsage, StreamIdentity, StreamProcessor,
-    TokenizerText,
-};
 use deepseek_recipe::{
-    convert_json, ConversionOptions, ConvertedRequest, ParsingOptions, Protocol,
+    convert_json, Accumulator, ConversionOptions, ConvertedRequest, GeneratorConfig, IdSource,
+    InferenceChunk, ParsingOptions, PromptUsage, Protocol, ResponseContext, StreamIdentity,
+    StreamProcessor, TokenizerText,
 };
 use failures::{assert_none_failed, Failure};
 use serde_json::Value;
@@ -221,8 +217,8 @@ fn run_case(case: &Value) -> Result<(), String> {
     if Value::Bool(processor.finished()) != expect["finished"] {
         return Err(format!("finished: ours {}", processor.finished()));
     }
-    let done = deepseek_recipe::stream::sse::done_data(&acc)
-        .map_or(Value::Null, |d| Value::String(d.into()));
+    let done =
+        deepseek_recipe::sse_done_data(&acc).map_or(Value::Null, |d| Value::String(d.into()));
     if done != expect["done_data"] {
         return Err(format!("done_data: ours {done}"));
     }

@@ -1,11 +1,6 @@
 //! Shared driver: options and protocol from the first input byte, then a whole stream.
 
-use deepseek_recipe::converted::ResponseContext;
-use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, PromptUsage, SharedTokenText, StreamIdentity, StreamProcessor,
-};
-use deepseek_recipe::{ParsingOptions, ThinkingInitialStage};
+use deepseek_recipe::{ResponseContext, IdSource, Accumulator, GeneratorConfig, InferenceChunk, PromptUsage, SharedTokenText, StreamIdentity, StreamProcessor, ParsingOptions, ThinkingInitialStage};
 
 /// Runs `chunks` through a processor configured by `flags`; checks that nothing panics, that
 /// errors only come from misuse, and that every chunk serialises.
@@ -36,7 +31,7 @@ pub fn run_stream(flags: u8, chunks: Vec<InferenceChunk>, tokenizer: Option<Shar
         match processor.push(chunk) {
             Ok(produced) => {
                 for chunk in &produced {
-                    deepseek_recipe::stream::sse::write_event(chunk, &mut Vec::new());
+                    deepseek_recipe::write_sse_event(chunk, &mut Vec::new());
                     accumulator.accumulate(chunk);
                 }
             }

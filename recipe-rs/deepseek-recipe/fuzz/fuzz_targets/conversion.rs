@@ -11,15 +11,7 @@
 //!   official `{"error": {"message", "type", "param", "code"}}` JSON;
 //! * never a panic, and no other kind of error.
 
-use deepseek_recipe::convert::{ReasoningContentBehavior, WebSearchBehavior};
-use deepseek_recipe::{ConversionOptions, ConvertedRequest, ModelVersion, Protocol};
-use deepseek_recipe::encoding::encode;
-use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::{
-    Accumulator, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage,
-    StreamIdentity, StreamProcessor,
-};
-use deepseek_recipe::{convert_json, ApiError, Error, Tokenizer};
+use deepseek_recipe::{ReasoningContentBehavior, WebSearchBehavior, ConversionOptions, ConvertedRequest, ModelVersion, Protocol, encode, IdSource, Accumulator, GeneratorConfig, InferenceChunk, InferenceFinishReason, PromptUsage, StreamIdentity, StreamProcessor, convert_json, ApiError, Error, Tokenizer};
 use serde_json::Value;
 
 /// Checks the properties for one request body of `protocol`.

@@ -5,7 +5,7 @@
 mod conversion;
 mod json_mutation;
 
-use deepseek_recipe::convert::Protocol;
+use deepseek_recipe::Protocol;
 use libfuzzer_sys::{fuzz_crossover, fuzz_mutator, fuzz_target};
 
 fuzz_target!(|data: &[u8]| conversion::check(Protocol::Responses, data));

@@ -3,7 +3,7 @@
 
 mod common;
 
-use deepseek_recipe::stream::{InferenceChunk, InferenceFinishReason};
+use deepseek_recipe::{InferenceChunk, InferenceFinishReason};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use deepseek_recipe::stream::{InferenceChunk, InferenceFinishReason, TokenizerText};
+use deepseek_recipe::{InferenceChunk, InferenceFinishReason, TokenizerText};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

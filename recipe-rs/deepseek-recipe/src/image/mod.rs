@@ -2,24 +2,25 @@
 //!
 //! The pipeline: image sources (from request conversion, see
 //! [`crate::conversation::ImageSource`]) → [`ImageResolver::resolve`] (request limits,
-//! data-URL decoding or [fetching](fetch), a [quota](ImageQuota) shared across calls) →
+//! data-URL decoding or fetching through an [`ImageFetcher`], a [quota](ImageQuota) shared across
+//! calls) →
 //! [`preprocess()`] (format sniffing, header limits, decoding, `low` detail, fitting to the token
-//! budget, WebP) → [`PreprocessedImage`]s whose [token counts](tokens) a prompt count adds as
+//! budget, WebP) → [`PreprocessedImage`]s whose [token counts](image_tokens) a prompt count adds as
 //! the [`token_adjustment`].
 //!
-//! Network access lives behind the `fetch` cargo feature (on by default): without it the
+//! Network access lives behind the `fetch` cargo feature (off by default): without it the
 //! core stays free of an HTTP client, and URL sources need a caller-supplied [`ImageFetcher`].
 
 mod data_url;
 mod decode;
-pub mod detect;
-pub mod error;
-pub mod fetch;
-pub mod policy;
-pub mod preprocess;
-pub mod resolver;
-pub mod source;
-pub mod tokens;
+mod detect;
+mod error;
+mod fetch;
+mod policy;
+mod preprocess;
+mod resolver;
+mod source;
+mod tokens;
 
 pub use decode::BACKGROUND;
 pub use detect::{sniff_format, ImageFormat};

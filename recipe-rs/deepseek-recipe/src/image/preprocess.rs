@@ -58,7 +58,7 @@ pub struct PreprocessedImage {
     pub format: ImageFormat,
     /// Format of the input, from its magic bytes.
     pub source_format: ImageFormat,
-    /// Prompt tokens this image costs (see [`super::tokens`]).
+    /// Prompt tokens this image costs (see [`image_tokens`](super::image_tokens)).
     pub token_count: u64,
 }
 

@@ -21,7 +21,7 @@ const TOKEN_PX: u64 = PATCH_PX * DOWNSAMPLE;
 /// Fit steps tried before [`target_size`] gives up (the first and at most 9 more).
 const MAX_FIT_STEPS: usize = 10;
 
-/// [`target_size`] did not reach a fixed point (never observed with the built-in constants).
+/// The resize search did not reach a fixed point (never observed with the built-in constants).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CalcResizeError {
     /// The size after the last step.

@@ -1,30 +1,36 @@
 //! Model output → protocol chunks: the incremental output parser, per-protocol generators,
 //! SSE framing and accumulation into complete responses.
 //!
-//! [`StreamProcessor`] ties it together: push [`InferenceChunk`]s, get [`Chunk`]s.
-//! [`SseStream`] adds accumulation and writes ready-to-send SSE bytes into one buffer.
+//! [`StreamProcessor`] ties it together: push [`InferenceChunk`]s, get
+//! [`Chunk`](crate::Chunk)s. [`SseStream`] adds accumulation and writes ready-to-send SSE bytes
+//! into one buffer.
 
 mod accumulator;
-pub mod chat;
-pub mod config;
-pub mod custom_input;
-pub mod decode;
-pub mod events;
+mod chat;
+mod config;
+mod custom_input;
+mod decode;
+mod events;
 mod generator;
-pub mod ids;
-pub mod inference;
-pub mod messages;
-pub mod parser;
-pub mod processor;
-pub mod responses;
-pub mod sse;
-pub mod token_text;
+mod ids;
+mod inference;
+mod messages;
+mod parser;
+mod processor;
+mod responses;
+mod sse;
+mod token_text;
 
 pub use accumulator::Accumulator;
 pub use config::{GeneratorConfig, StreamIdentity};
 pub use decode::TokenText;
-pub use inference::{InferenceChunk, InferenceFinishReason, PromptUsage};
-pub use parser::{Piece, PieceKind, StreamParser};
+pub use ids::{unix_now, IdSource};
+pub use inference::{
+    InferenceChunk, InferenceFinishReason, PromptUsage, TokenLogprobs, TopLogprob,
+};
+pub use messages::MessagesResponse;
+pub use parser::{ArgumentFragment, ParserEvent, Piece, PieceKind, StreamParser, TextDelta};
 pub use processor::StreamProcessor;
-pub use sse::SseStream;
+pub use responses::ResponsesResponse;
+pub use sse::{sse_done_data, sse_frame, write_sse_event, SseStream};
 pub use token_text::{SharedTokenText, TokenizerText};

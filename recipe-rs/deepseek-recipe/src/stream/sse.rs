@@ -16,7 +16,7 @@ use crate::protocol::output::Chunk;
 
 /// Appends `chunk` framed as one server-sent event: `event: NAME` (Responses and Messages
 /// events; Chat chunks have none), `data: JSON`, a blank line.
-pub fn write_event(chunk: &Chunk, out: &mut Vec<u8>) {
+pub fn write_sse_event(chunk: &Chunk, out: &mut Vec<u8>) {
     out.reserve(256);
     if let Some(event) = chunk.sse_event() {
         out.extend_from_slice(b"event: ");
@@ -38,7 +38,7 @@ pub fn sse_frame(event: Option<&str>, data: &str) -> String {
 
 /// The data of the terminal SSE message of the protocol `accumulator` collects (`[DONE]` for
 /// Chat; Responses and Messages end with their last event).
-pub fn done_data(accumulator: &Accumulator) -> Option<&'static str> {
+pub fn sse_done_data(accumulator: &Accumulator) -> Option<&'static str> {
     match accumulator {
         Accumulator::Chat(_) => Some("[DONE]"),
         Accumulator::Messages(_) | Accumulator::Responses(_) => None,
@@ -61,7 +61,7 @@ struct SseWriter<'a> {
 impl Emit<Chunk> for SseWriter<'_> {
     fn emit(&mut self, chunk: Chunk) {
         self.accumulator.accumulate(&chunk);
-        write_event(&chunk, self.out);
+        write_sse_event(&chunk, self.out);
     }
 }
 
@@ -205,7 +205,7 @@ impl SseStream {
     pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<()> {
         let (processor, mut writer) = self.parts(out);
         processor.finish_into(&mut writer)?;
-        if let Some(done) = done_data(&self.accumulator) {
+        if let Some(done) = sse_done_data(&self.accumulator) {
             out.extend_from_slice(sse_frame(None, done).as_bytes());
         }
         Ok(())

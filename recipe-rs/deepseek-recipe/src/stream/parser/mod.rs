@@ -11,7 +11,7 @@ mod fragment;
 mod markup;
 mod text;
 
-pub use fragment::{escape_json_string, ArgumentFragment};
+pub use fragment::ArgumentFragment;
 
 use crate::converted::{ParsingOptions, ThinkingInitialStage};
 use crate::protocol::output::logprobs::LogprobEntry;
@@ -529,6 +529,7 @@ fn push_bounded(target: &mut String, text: &str, limit: usize) {
 
 #[cfg(test)]
 mod tests {
+    use super::fragment::escape_json_string;
     use super::*;
 
     fn content_texts(events: &[ParserEvent]) -> Vec<&str> {
