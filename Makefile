@@ -30,13 +30,14 @@ install: $(PY) ## Create .venv, install the test tools and build the package int
 build: ## Build the native module into .venv (release profile) with the test extras
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --extras test,conformance,engine,server
 
-lint: ## rustfmt, clippy, rustdoc, ruff and pyright
+lint: ## rustfmt, clippy, rustdoc, ruff, pyright (every Python package) and stubtest (the native stub)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps -q
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pyright
+	$(PY) -m mypy.stubtest deepseek_recipe._native
 
 test: test-rust test-python ## All tests: Rust (unit, golden vectors, properties) and Python
 

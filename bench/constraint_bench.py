@@ -21,13 +21,9 @@ import torch
 
 import deepseek_recipe as dr
 from deepseek_recipe_engine.config import EngineConfig
-from deepseek_recipe_engine.constraints import (
-    GrammarLogitsProcessor,
-    compile_grammar,
-    grammar_spec,
-    grammar_tokenizer,
-)
+from deepseek_recipe_engine.constraints import GrammarLogitsProcessor
 from deepseek_recipe_engine.engine import EngineCore, build_model
+from deepseek_recipe_engine.grammar import compile_grammar, grammar_tokenizer
 from deepseek_recipe_engine.recipe_request import generation_request
 
 WEATHER_TOOL = {
@@ -95,12 +91,10 @@ class Row:
 def measure(core: EngineCore, kind: str, request: dict[str, Any], batch: int, tokens: int) -> Row:
     """Generate `batch` seeds of one request; time the whole run and the processors."""
     converted = dr.convert(request)
-    spec = grammar_spec(
-        converted.inference_options, converted.parsing_options, converted.model_version
-    )
+    grammar = converted.constraint_grammar()
     start = time.perf_counter()
-    if spec is not None:
-        compile_grammar(spec)  # first compile of this grammar (later ones come from the cache)
+    if grammar is not None:
+        compile_grammar(grammar)  # first compile of this grammar (later ones come from the cache)
     compile_ms = (time.perf_counter() - start) * 1000
     prompt = converted.encode()
     generation = []
@@ -123,7 +117,7 @@ def measure(core: EngineCore, kind: str, request: dict[str, Any], batch: int, to
 
 def main() -> None:
     """Parse arguments, run every kind, print a table (and optionally write JSON)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--threads", type=int, default=1)

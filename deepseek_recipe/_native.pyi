@@ -1,9 +1,31 @@
 """Type stubs for the native extension module."""
 
 from collections.abc import Callable, Sequence
+from typing import final
+
+from typing_extensions import Self
 
 __version__: str
 
+__all__ = [
+    "ConvertedRequest",
+    "ImageFetcher",
+    "ImageQuota",
+    "ImageResolver",
+    "IncrementalDecoder",
+    "StreamProcessor",
+    "Tokenizer",
+    "__version__",
+    "convert",
+    "image_token_count",
+    "infer_protocol",
+    "preprocess",
+    "request_image_sources",
+    "responses_echo",
+    "responses_namespace_tool_map",
+]
+
+@final
 class Tokenizer:
     @staticmethod
     def deepseek_v4() -> Tokenizer: ...
@@ -38,15 +60,23 @@ class Tokenizer:
     def vocab_size(self) -> int: ...
     def incremental_decoder(self) -> IncrementalDecoder: ...
 
+@final
 class IncrementalDecoder:
-    def __init__(self, tokenizer: Tokenizer) -> None: ...
+    def __new__(cls, tokenizer: Tokenizer) -> Self: ...
     def push(self, ids: list[int]) -> str: ...
     def finish(self) -> str: ...
     @property
     def has_pending(self) -> bool: ...
 
+@final
 class ConvertedRequest:
     def to_json(self) -> str: ...
+    @property
+    def conversation_json(self) -> str: ...
+    @property
+    def inference_options_json(self) -> str: ...
+    @property
+    def parsing_options_json(self) -> str: ...
     @property
     def model_version(self) -> str: ...
     @property
@@ -55,6 +85,7 @@ class ConvertedRequest:
     def stream(self) -> bool: ...
     def render(self) -> tuple[str, list[tuple[int, int]], int]: ...
     def encode(self, tokenizer: Tokenizer | None = None) -> list[int]: ...
+    def constraint_grammar(self, tokenizer: Tokenizer | None = None) -> str | None: ...
     def resolve_max_tokens(self, prompt_tokens: int, context_limit: int) -> int: ...
 
 def convert(protocol_name: str, body: str, options_json: str | None = None) -> ConvertedRequest: ...
@@ -62,9 +93,10 @@ def infer_protocol(body: str) -> str: ...
 def responses_echo(body: str) -> str: ...
 def responses_namespace_tool_map(body: str, options_json: str | None = None) -> str: ...
 
+@final
 class StreamProcessor:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         converted: ConvertedRequest,
         response_id: str,
         model: str,
@@ -76,7 +108,7 @@ class StreamProcessor:
         prompt_usage: tuple[int, int] | None = None,
         thinking_mode: bool | None = None,
         use_tokenizer: bool = True,
-    ) -> None: ...
+    ) -> Self: ...
     def push(self, chunk_json: str) -> list[tuple[str | None, str]]: ...
     def push_sse(self, chunk_json: str) -> bytes: ...
     def push_text_sse(self, content: str, token_count: int) -> bytes: ...
@@ -96,9 +128,10 @@ class StreamProcessor:
     def done_data(self) -> str | None: ...
     def response_json(self) -> str: ...
 
+@final
 class ImageFetcher:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         max_bytes: int,
         max_redirects: int,
         connect_timeout_s: float,
@@ -106,21 +139,23 @@ class ImageFetcher:
         allow_special_addresses: bool = False,
         allowed_ranges: list[str] = ...,
         destination_filter: Callable[[str, str], bool] | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     def fetch(self, url: str) -> bytes: ...
 
+@final
 class ImageQuota:
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
     def usage(self) -> tuple[int, int]: ...
 
+@final
 class ImageResolver:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         fetcher: ImageFetcher | None = None,
         limits: tuple[int, int, int, int, int, int, int, int] | None = None,
         retry_attempts: int = 4,
         retry_initial_backoff_s: float = 0.25,
-    ) -> None: ...
+    ) -> Self: ...
     def limits(self) -> tuple[int, int, int, int, int, int, int, int]: ...
     def resolve(
         self, sources: list[tuple[str, str | bytes, str, str]], quota: ImageQuota

@@ -6,6 +6,7 @@ import json
 from typing import Any, cast
 
 __all__ = [
+    "ConstraintError",
     "ConversionError",
     "EncodeError",
     "ImageError",
@@ -55,6 +56,12 @@ class ConversionError(RecipeError):
 
 class EncodeError(RecipeError):
     """A rendered prompt could not be encoded (a special-token spelling is not in the tokenizer)."""
+
+
+class ConstraintError(RecipeError):
+    """An output constraint that no constrained-decoding grammar can express (a schema that is
+    not valid JSON, a required tool parameter the markup cannot carry, ...), or a grammar the
+    backend's grammar engine cannot compile."""
 
 
 class ImageError(RecipeError):

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypedDict, cast
 
 from deepseek_recipe import _native
 from deepseek_recipe.errors import INVALID_JSON_PREFIX, RequestParseError
@@ -19,7 +19,10 @@ from deepseek_recipe.tokenizer import Tokenizer
 __all__ = [
     "ConversionOptions",
     "ConvertedRequest",
+    "InferenceOptions",
     "ModelVersion",
+    "OutputConstraint",
+    "ParsingOptions",
     "Protocol",
     "RenderedPrompt",
     "RequestLike",
@@ -43,10 +46,36 @@ RequestLike = (
 )
 """A request: a typed model, a JSON object, or JSON text."""
 
-_MESSAGES_ONLY_KEYS = frozenset({"system", "stop_sequences", "top_k", "anthropic_version"})
-_MESSAGES_ONLY_BLOCKS = frozenset(
-    {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
-)
+
+class OutputConstraint(TypedDict):
+    """What constrained decoding enforces: `kind` and its schema, pattern or tool list."""
+
+    kind: Literal["json", "regex", "tool_call", "tool_call_required"]
+    schema: str
+
+
+class InferenceOptions(TypedDict):
+    """Sampling settings resolved from a request."""
+
+    max_tokens: int | None
+    temperature: float
+    top_p: float
+    logprobs: bool
+    top_logprobs: int | None
+    seed: int | None
+    output_constraint: OutputConstraint | None
+
+
+class ParsingOptions(TypedDict):
+    """How the output parser reads the model's output."""
+
+    parse_tool_calls: bool
+    starts_in_tool_calls: bool
+    parse_json_output: bool
+    thinking_initial_stage: (
+        Literal["ReasoningStart", "ReasoningContinuation", "ContentContinuation"] | None
+    )
+    stop_sequences: list[str]
 
 
 @dataclass(frozen=True)
@@ -90,9 +119,8 @@ class RenderedPrompt:
 class ConvertedRequest:
     """A request converted for the model: conversation, inference and parsing options.
 
-    The attributes are read from the native object on first access (the JSON-shaped ones
-    through one `to_json()` round trip shared by all three), so converting and encoding a request
-    never pays for them.
+    The attributes are read from the native object on first access, so converting and encoding
+    a request never pays for them.
     """
 
     def __init__(self, native: _native.ConvertedRequest, protocol: Protocol) -> None:
@@ -117,21 +145,17 @@ class ConvertedRequest:
     @cached_property
     def conversation(self) -> dict[str, Any]:
         """The protocol-neutral conversation, as JSON data."""
-        return cast(dict[str, Any], self._data["conversation"])
+        return cast(dict[str, Any], json.loads(self._native.conversation_json))
 
     @cached_property
-    def inference_options(self) -> dict[str, Any]:
-        """Sampling settings, as JSON data."""
-        return cast(dict[str, Any], self._data["inference_options"])
+    def inference_options(self) -> InferenceOptions:
+        """Sampling settings."""
+        return cast(InferenceOptions, json.loads(self._native.inference_options_json))
 
     @cached_property
-    def parsing_options(self) -> dict[str, Any]:
-        """Output-parsing settings, as JSON data."""
-        return cast(dict[str, Any], self._data["parsing_options"])
-
-    @cached_property
-    def _data(self) -> dict[str, Any]:
-        return cast(dict[str, Any], json.loads(self._native.to_json()))
+    def parsing_options(self) -> ParsingOptions:
+        """Output-parsing settings."""
+        return cast(ParsingOptions, json.loads(self._native.parsing_options_json))
 
     @property
     def native(self) -> _native.ConvertedRequest:
@@ -146,13 +170,17 @@ class ConvertedRequest:
     def encode(self, tokenizer: Tokenizer | None = None) -> list[int]:
         """Prompt token ids; text from the request never becomes a special token.
 
-        V4 uses the bundled tokenizer by default; V4.1 needs `tokenizer`.
+        V4 uses the bundled tokenizer by default; V4.1 needs `tokenizer` (`TokenizerError`
+        without one).
         """
-        if tokenizer is None and self.model_version != "DeepseekV4Pro":
-            raise ValueError(
-                "V4.1 prompts need a tokenizer: pass tokenizer=Tokenizer.from_file(...)"
-            )
         return self._native.encode(None if tokenizer is None else tokenizer.native)
+
+    def constraint_grammar(self, tokenizer: Tokenizer | None = None) -> str | None:
+        """The constrained-decoding grammar (llguidance's Lark dialect) of the request's output
+        constraint, `None` without one; `tokenizer` (default: the bundled V4 one) gives the id of
+        the thinking-end token. Raises `ConstraintError` for a constraint no grammar expresses.
+        """
+        return self._native.constraint_grammar(None if tokenizer is None else tokenizer.native)
 
     def resolve_max_tokens(self, prompt_tokens: int, context_limit: int) -> int:
         """The completion budget, or `ConversionError` when the prompt leaves no room."""
@@ -166,8 +194,9 @@ class ConvertedRequest:
 def infer_protocol(request: RequestLike) -> Protocol:
     """Guesses the protocol of a request; pass `protocol=` where the guess can be wrong.
 
-    Typed models decide by their class. JSON objects: `input`/`instructions` mean Responses;
-    Anthropic-only keys or content blocks mean Messages; anything else is Chat Completions.
+    Typed models decide by their class; anything else is read by the core (`input`/`instructions`
+    mean Responses; Anthropic-only keys or content blocks mean Messages; anything else is Chat
+    Completions).
     """
     if isinstance(request, ChatCompletionRequest):
         return "chat_completions"
@@ -175,12 +204,7 @@ def infer_protocol(request: RequestLike) -> Protocol:
         return "responses"
     if isinstance(request, MessagesRequest):
         return "messages"
-    body = _as_mapping(request)
-    if "input" in body or "instructions" in body:
-        return "responses"
-    if _MESSAGES_ONLY_KEYS & body.keys() or _has_messages_blocks(body):
-        return "messages"
-    return "chat_completions"
+    return cast(Protocol, _native.infer_protocol(_as_text(request)))
 
 
 def convert(
@@ -197,12 +221,7 @@ def convert(
     """
     body = _as_text(request)
     if not protocol:
-        # JSON text is scanned natively (no Python objects built); other requests are cheap to
-        # inspect as they are.
-        is_text = isinstance(request, str | bytes)
-        protocol = (
-            cast(Protocol, _native.infer_protocol(body)) if is_text else infer_protocol(request)
-        )
+        protocol = infer_protocol(request)
     native = _native.convert(protocol, body, _options_json(options))
     return ConvertedRequest(native, protocol)
 
@@ -279,33 +298,3 @@ def _as_text(request: RequestLike) -> str:
     if isinstance(request, str):
         return request
     return json.dumps(request, ensure_ascii=False)
-
-
-def _as_mapping(request: RequestLike) -> Mapping[str, Any]:
-    if isinstance(request, str | bytes):
-        try:
-            loaded: object = json.loads(request)
-        except ValueError:
-            return {}
-        return cast(Mapping[str, Any], loaded) if isinstance(loaded, dict) else {}
-    if isinstance(request, Mapping):
-        return request
-    return {}
-
-
-def _has_messages_blocks(body: Mapping[str, Any]) -> bool:
-    messages: object = body.get("messages")
-    if not isinstance(messages, list):
-        return False
-    for message in cast(list[object], messages):
-        content: object = (
-            cast(dict[str, object], message).get("content") if isinstance(message, dict) else None
-        )
-        if not isinstance(content, list):
-            continue
-        for block in cast(list[object], content):
-            if isinstance(block, dict) and cast(dict[str, object], block).get("type") in (
-                _MESSAGES_ONLY_BLOCKS
-            ):
-                return True
-    return False

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepseek_recipe import ConvertedRequest
+from deepseek_recipe.requests import ParsingOptions
 from deepseek_recipe.stream import StreamProcessor
 from deepseek_recipe_conformance.views import Output, ToolCall
 
@@ -167,7 +168,7 @@ def model_pieces(converted: ConvertedRequest, output: Output, stream: bool) -> l
 
 
 def _content_pieces(
-    protocol: str, output: Output, stream: bool, parsing: dict[str, Any]
+    protocol: str, output: Output, stream: bool, parsing: ParsingOptions
 ) -> list[str]:
     """The content as pieces: the host's deltas, or for a body its text, with JSON mode's
     one-space pieces (each stands for a piece of text before the JSON) split apart again."""
@@ -189,7 +190,7 @@ def _content_pieces(
     return out
 
 
-def _delimiter(parsing: dict[str, Any]) -> str:
+def _delimiter(parsing: ParsingOptions) -> str:
     """`</think>` inside content: removed by the parser, it separates the text around it
     without touching newlines (a stop sequence inside it would fire, so none may be)."""
     if any(stop in "</think>" for stop in parsing.get("stop_sequences") or []):

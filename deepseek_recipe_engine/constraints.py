@@ -1,75 +1,42 @@
 """Constrained decoding: a per-request logits processor driven by the recipe's output constraint.
 
-`constraint_processor(converted, prompt_len)` compiles the request's grammar
-(deepseek_recipe_engine/grammar.py) with llguidance and returns a `GrammarLogitsProcessor`: at
-every step it feeds the tokens generated since the last step to the grammar matcher, asks for the
-set of allowed next tokens and sets every other logit to -inf (a GPU engine asks for the set as a
-bitmask while the step runs, and masks the logits on the device). End-of-sentence is allowed only
-where the grammar accepts (and is the only choice once the grammar cannot continue).
-See docs/constraints.md.
-
-Costs paid once per process: the llguidance tokenizer (~1-3 s for the 129K vocabulary) and each
-distinct grammar's compilation (cached; a request gets a copy of a compiled matcher).
+`constraint_processor(converted, prompt_len)` compiles the request's grammar (emitted by the
+recipe, `ConvertedRequest.constraint_grammar()`; compiled by deepseek_recipe_engine/grammar.py)
+and returns a `GrammarLogitsProcessor`: at every step it feeds the tokens generated since the last
+step to the grammar matcher, asks for the set of allowed next tokens and sets every other logit to
+-inf (a GPU engine asks for the set as a bitmask while the step runs, and masks the logits on the
+device). End-of-sentence is allowed only where the grammar accepts (and is the only choice once
+the grammar cannot continue). See docs/constraints.md.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from functools import cache, lru_cache
-from typing import Any
+from collections.abc import Sequence
 
 import llguidance
 import numpy as np
 import torch
 
-from deepseek_recipe import ConvertedRequest, Tokenizer
-from deepseek_recipe_engine.config import tokenizer_json
-from deepseek_recipe_engine.grammar import ConstraintError, GrammarSpec, constraint_grammar
+from deepseek_recipe import ConvertedRequest
+from deepseek_recipe_engine.grammar import (
+    EOS_TOKEN,
+    ConstraintError,
+    compile_grammar,
+    engine_tokenizer,
+    grammar_tokenizer,
+    special_token_id,
+)
 
 __all__ = [
     "EOS_TOKEN",
     "ConstraintError",
     "GrammarLogitsProcessor",
-    "compile_grammar",
     "constraint_processor",
-    "grammar_spec",
-    "grammar_tokenizer",
 ]
 
-EOS_TOKEN = "<｜end▁of▁sentence｜>"
-THINK_END_TOKEN = "</think>"
-_THINKING_STAGES = frozenset({"ReasoningStart", "ReasoningContinuation"})
+_REASONING_STAGES = frozenset({"ReasoningStart", "ReasoningContinuation"})
 _NEG_INF = torch.tensor(float("-inf"))
-
-
-@cache
-def special_token_id(token: str) -> int:
-    """Id of a special token of the bundled V4 tokenizer."""
-    token_id = Tokenizer.deepseek_v4().token_to_id(token)
-    if token_id is None:
-        raise ConstraintError(f"{token!r} is not in the tokenizer")
-    return token_id
-
-
-@cache
-def grammar_tokenizer() -> llguidance.LLTokenizer:
-    """llguidance's view of the V4 tokenizer (token bytes + trie), built once per process.
-
-    Read from the same `tokenizer.json` the engine's vocabulary comes from (`tokenizer_json()`);
-    end-of-sentence is the stop token the grammar allows once it accepts.
-    """
-    text = tokenizer_json()
-    return llguidance.LLTokenizer(text, eos_token=special_token_id(EOS_TOKEN))
-
-
-@lru_cache(maxsize=256)
-def _compiled_matcher(grammar: str) -> llguidance.LLMatcher:
-    """A pristine matcher for a grammar; callers take `deep_copy()`s."""
-    matcher = llguidance.LLMatcher(grammar_tokenizer(), grammar, log_level=0)
-    if matcher.is_error():
-        raise ConstraintError(f"grammar does not compile: {matcher.get_error()}")
-    return matcher
 
 
 class GrammarLogitsProcessor:
@@ -130,30 +97,6 @@ class GrammarLogitsProcessor:
             self._consumed += 1
 
 
-def grammar_spec(
-    inference_options: Mapping[str, Any], parsing_options: Mapping[str, Any], model_version: str
-) -> GrammarSpec | None:
-    """What the grammar of a converted request depends on; None when it has no constraint."""
-    constraint = inference_options.get("output_constraint")
-    if constraint is None:
-        return None
-    return GrammarSpec(
-        kind=constraint["kind"],
-        schema=constraint["schema"],
-        model_version=model_version,
-        # Starting inside the tool-call block wins over reasoning, as in the output parser.
-        thinking=parsing_options.get("thinking_initial_stage") in _THINKING_STAGES
-        and not parsing_options.get("starts_in_tool_calls"),
-        starts_in_tool_calls=bool(parsing_options.get("starts_in_tool_calls")),
-        think_end_id=special_token_id(THINK_END_TOKEN),
-    )
-
-
-def compile_grammar(spec: GrammarSpec) -> llguidance.LLMatcher:
-    """A fresh matcher for a spec (compiled once per distinct grammar, then copied)."""
-    return _compiled_matcher(constraint_grammar(spec)).deep_copy()
-
-
 def constraint_processor(
     converted: ConvertedRequest, prompt_len: int
 ) -> GrammarLogitsProcessor | None:
@@ -165,14 +108,17 @@ def constraint_processor(
     as it is and the generated text alone satisfies the constraint. Raises `ConstraintError`
     when the constraint cannot be compiled (e.g. an invalid regex).
     """
-    spec = grammar_spec(
-        converted.inference_options, converted.parsing_options, converted.model_version
-    )
-    if spec is None:
+    grammar = converted.constraint_grammar(engine_tokenizer())
+    if grammar is None:
         return None
-    matcher = compile_grammar(spec)
+    matcher = compile_grammar(grammar)
     prefix = _prefix_content(converted)
-    if prefix and not spec.thinking and not spec.starts_in_tool_calls:
+    options = converted.parsing_options
+    starts_in_text = (
+        options["thinking_initial_stage"] not in _REASONING_STAGES
+        and not options["starts_in_tool_calls"]
+    )
+    if prefix and starts_in_text:
         ids = grammar_tokenizer().tokenize_str(prefix)
         accepted = matcher.try_consume_tokens(ids)
         if accepted < len(ids):

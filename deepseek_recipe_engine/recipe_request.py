@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from deepseek_recipe import ConvertedRequest
-from deepseek_recipe_engine.constraints import EOS_TOKEN, constraint_processor, special_token_id
+from deepseek_recipe_engine.constraints import constraint_processor
+from deepseek_recipe_engine.grammar import EOS_TOKEN, special_token_id
 from deepseek_recipe_engine.request import GenerationRequest
 
 __all__ = ["generation_request"]

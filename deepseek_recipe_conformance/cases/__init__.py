@@ -33,7 +33,7 @@ from deepseek_recipe_conformance.checks import BASELINE, REGISTRY
 from deepseek_recipe_conformance.model import PROTOCOLS, Case, CheckSpec, Severity, Source, Step
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    from importlib.abc import Traversable
 
 CHECK_KEYS = ("check", "severity", "required", "source", "assumes_model", "exercise")
 METHODS = ("POST", "GET")

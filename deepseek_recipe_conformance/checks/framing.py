@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from deepseek_recipe_conformance.checks.base import NotApplicable, StepView, Violation, check, short
 from deepseek_recipe_conformance.model import Severity
@@ -115,7 +115,8 @@ def role_first(step: StepView, thinking: bool | None = None) -> list[Violation]:
             return [Violation("response.created then response.in_progress first", short(types[:2]))]
         return []
     first = objects[0] if objects else {}
-    message = first.get("message") if isinstance(first.get("message"), dict) else {}
+    raw_message = first.get("message")
+    message = cast(dict[str, Any], raw_message) if isinstance(raw_message, dict) else {}
     if first.get("type") != "message_start" or message.get("role") != "assistant":
         return [Violation("message_start with role assistant first", short(first))]
     if thinking is True:
@@ -141,7 +142,7 @@ def finish_last(step: StepView) -> list[Violation]:
         finishing = [
             i
             for i, c in enumerate(objects)
-            for choice in (c.get("choices") if isinstance(c.get("choices"), list) else [])
+            for choice in _list(c.get("choices"))
             if isinstance(choice, dict) and choice.get("finish_reason") is not None
         ]
         if len(finishing) != 1 or finishing[0] != len(objects) - 1:
@@ -280,7 +281,8 @@ def _messages_order(stream: SseStream, objects: list[dict[str, Any]]) -> list[Vi
         return [Violation("event: name equal to the data type", "mismatch")]
     state: dict[int, str] = {}
     for o in objects:
-        kind, index = o.get("type"), o.get("index")
+        kind, raw_index = o.get("type"), o.get("index")
+        index = raw_index if isinstance(raw_index, int) else -1
         if kind == "content_block_start":
             if index != len(state):
                 return [
@@ -317,3 +319,8 @@ def event_order(step: StepView) -> list[Violation]:
     if step.protocol == "responses":
         return _responses_order(stream, objects)
     return _messages_order(stream, objects)
+
+
+def _list(value: object) -> list[Any]:
+    """`value` if it is a list, else an empty one."""
+    return cast(list[Any], value) if isinstance(value, list) else []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 TYPE_TESTS = {
     "object": lambda v: isinstance(v, dict),
@@ -46,7 +46,10 @@ def validate(value: Any, schema: Any, path: str = "$") -> list[str]:
 
 def _object(value: dict[str, Any], schema: dict[str, Any], path: str) -> list[str]:
     errors = []
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    raw_properties = schema.get("properties")
+    properties: dict[str, Any] = (
+        cast(dict[str, Any], raw_properties) if isinstance(raw_properties, dict) else {}
+    )
     for name in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
         if name not in value:
             errors.append(f"{path}: missing required property {name!r}")

@@ -25,17 +25,12 @@ import torch
 
 import deepseek_recipe as dr
 from deepseek_recipe_engine.config import tokenizer_json
-from deepseek_recipe_engine.constraints import (
-    EOS_TOKEN,
-    ConstraintError,
-    GrammarLogitsProcessor,
-    compile_grammar,
-    grammar_spec,
-)
-from deepseek_recipe_engine.grammar import DSML, GrammarSpec
+from deepseek_recipe_engine.constraints import GrammarLogitsProcessor
+from deepseek_recipe_engine.grammar import EOS_TOKEN, ConstraintError, compile_grammar
 from deepseek_recipe_engine.recipe_request import generation_request
 from tests.vectors import load_jsonl
 
+DSML = "｜DSML｜"
 SEEDS = range(6)
 CONTEXT = 2048
 
@@ -384,12 +379,9 @@ def test_auto_tool_choice_gives_text_or_valid_calls(make_core, model, thinking):
 
 
 def matcher_for(request: dict[str, Any]):
-    converted = dr.convert(request)
-    spec = grammar_spec(
-        converted.inference_options, converted.parsing_options, converted.model_version
-    )
-    assert spec is not None
-    return compile_grammar(spec)
+    grammar = dr.convert(request).constraint_grammar()
+    assert grammar is not None
+    return compile_grammar(grammar)
 
 
 def accepts(matcher, text: str) -> bool:
@@ -445,19 +437,6 @@ def test_v41_spelling_and_blank_line_of_empty_invokes():
     assert not accepts(
         matcher, '<｜DSML｜invoke name="now">\n\n</｜DSML｜invoke>\n</｜DSML｜ calls>'
     )
-
-
-def test_required_without_an_opened_block_needs_text_then_a_block():
-    tools = json.dumps([{"type": "function", "function": {"name": "now", "parameters": {}}}])
-    spec = GrammarSpec("tool_call_required", tools, "DeepseekV4Pro", False, False, 128822)
-    matcher = compile_grammar(spec)
-    assert not accepts(matcher.deep_copy(), "just text")
-    block = (
-        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="now">\n</｜DSML｜invoke>\n'
-        "</｜DSML｜tool_calls>"
-    )
-    assert accepts(matcher.deep_copy(), "text first\n\n" + block)
-    assert accepts(matcher, block)
 
 
 def test_markup_cannot_hide_in_reasoning_or_free_text():
@@ -521,10 +500,15 @@ def test_every_vector_constraint_compiles_or_is_unsatisfiable():
             options = expect.get("inference_options")
             if not options or not options.get("output_constraint"):
                 continue
-            spec = grammar_spec(options, expect["parsing_options"], expect["model_version"])
-            assert spec is not None
+            body = vector.get("request_raw") or json.dumps(vector["request"], ensure_ascii=False)
+            settings = vector["options"]
+            converted = dr.convert(
+                body,
+                protocol=name,
+                options=dr.ConversionOptions(**settings) if settings else None,
+            )
             try:
-                compile_grammar(spec)
+                compile_grammar(converted.constraint_grammar() or "")
                 compiled += 1
             except ConstraintError as error:
                 rejected.append((vector["id"], str(error)))

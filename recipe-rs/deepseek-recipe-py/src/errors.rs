@@ -16,6 +16,7 @@ fn class_name(err: &Error) -> &'static str {
         Error::Tokenizer(_) => "TokenizerError",
         Error::Encode(_) => "EncodeError",
         Error::Image(_) => "ImageError",
+        Error::Constraint(_) => "ConstraintError",
         _ => "RecipeError",
     }
 }

@@ -1,8 +1,8 @@
 //! Bindings of request conversion, prompt rendering and prompt encoding.
 
 use deepseek_recipe::{
-    convert_json, encode, infer_protocol as infer_body_protocol, ConversionOptions,
-    ConvertedRequest, Error, Protocol, RenderedPrompt, Tokenizer,
+    constraint_grammar, convert_json, encode, infer_protocol as infer_body_protocol,
+    ConversionOptions, ConvertedRequest, Error, Protocol, RenderedPrompt, Tokenizer,
 };
 use std::sync::OnceLock;
 
@@ -59,6 +59,24 @@ impl PyConvertedRequest {
         serde_json::to_string(&self.inner).expect("converted requests always serialise")
     }
 
+    /// The conversation as JSON.
+    #[getter]
+    fn conversation_json(&self) -> String {
+        serde_json::to_string(&self.inner.conversation).expect("conversations always serialise")
+    }
+
+    /// The sampling settings as JSON.
+    #[getter]
+    fn inference_options_json(&self) -> String {
+        serde_json::to_string(&self.inner.inference_options).expect("options always serialise")
+    }
+
+    /// The output-parsing settings as JSON.
+    #[getter]
+    fn parsing_options_json(&self) -> String {
+        serde_json::to_string(&self.inner.parsing_options).expect("options always serialise")
+    }
+
     /// The model version name (`DeepseekV4Pro` or `DeepseekV41Flash`).
     #[getter]
     fn model_version(&self) -> String {
@@ -99,9 +117,32 @@ impl PyConvertedRequest {
     fn encode(&self, py: Python<'_>, tokenizer: Option<&PyTokenizer>) -> PyResult<Vec<u32>> {
         let tokenizer: &Tokenizer = match tokenizer {
             Some(tokenizer) => tokenizer.get(),
-            None => default_tokenizer(),
+            None => {
+                self.inner
+                    .model_version
+                    .check_bundled_tokenizer()
+                    .map_err(to_py_err)?;
+                default_tokenizer()
+            }
         };
         py.detach(|| encode(self.rendered(), tokenizer))
+            .map_err(to_py_err)
+    }
+
+    /// The constrained-decoding grammar (llguidance Lark) of the request's output constraint,
+    /// `None` without one; `tokenizer` (default: the bundled V4 one) names the thinking end.
+    #[pyo3(signature = (tokenizer=None))]
+    fn constraint_grammar(
+        &self,
+        py: Python<'_>,
+        tokenizer: Option<&PyTokenizer>,
+    ) -> PyResult<Option<String>> {
+        let tokenizer: &Tokenizer = match tokenizer {
+            Some(tokenizer) => tokenizer.get(),
+            None => default_tokenizer(),
+        };
+        let encoding = self.options.encoding_for(self.inner.model_version);
+        py.detach(|| constraint_grammar(&self.inner, &encoding, tokenizer))
             .map_err(to_py_err)
     }
 

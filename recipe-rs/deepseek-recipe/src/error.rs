@@ -29,6 +29,10 @@ pub enum Error {
     /// [`crate::image::ImageError`] for its kind and retryability.
     #[error("{0}")]
     Image(crate::image::ImageError),
+    /// An output constraint cannot be expressed as a constrained-decoding grammar (e.g. its
+    /// schema is not valid JSON, or a required tool parameter cannot be written as markup).
+    #[error("{0}")]
+    Constraint(String),
 }
 
 /// The OpenAI-style error body the official API returns, with its HTTP status.

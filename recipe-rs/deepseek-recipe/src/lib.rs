@@ -23,6 +23,7 @@ pub mod conversation;
 pub mod image;
 pub mod protocol;
 
+mod constraint;
 mod convert;
 mod converted;
 mod encoding;
@@ -31,6 +32,7 @@ mod markup;
 mod stream;
 mod tokenizer;
 
+pub use constraint::{constraint_grammar, GrammarSpec};
 pub use convert::{
     convert_json, infer_protocol, ConversionOptions, Protocol, ReasoningContentBehavior,
     WebSearchBehavior, DEFAULT_IMAGE_TOKEN, DEFAULT_MAX_TOKENS_UPPER_BOUND,
@@ -42,7 +44,7 @@ pub use converted::{
 };
 pub use encoding::{encode, Encoding, PromptFormat, RenderedPrompt};
 pub use error::{ApiError, ApiErrorBody, Error, Result};
-pub use markup::{SpecialTokenOverrides, SpecialTokens};
+pub use markup::{DsmlTags, SpecialTokenOverrides, SpecialTokens};
 pub use protocol::output::Chunk;
 pub use stream::{
     sse_done_data, sse_frame, write_sse_event, Accumulator, ArgumentFragment, GeneratorConfig,

@@ -1,8 +1,9 @@
 //! Guessing the protocol of a JSON request body without building it.
 //!
-//! The rule is the Python package's `infer_protocol` for a JSON object: `input` or `instructions`
-//! means Responses; an Anthropic-only key (`system`, `stop_sequences`, `top_k`,
-//! `anthropic_version`) or an Anthropic-only content block type in `messages` means Messages;
+//! The rule (the Python package's `infer_protocol` asks it for anything but a typed model):
+//! `input` or `instructions` means Responses; an Anthropic-only key (`system`,
+//! `stop_sequences`, `top_k`, `anthropic_version`) or an Anthropic-only content block type in
+//! `messages` means Messages;
 //! anything else, and any body that is not a JSON object, is Chat Completions. Where a key
 //! repeats, its last value counts, as in a parsed object. The scan skips every other value
 //! without allocating, so it costs a fraction of a full parse.

@@ -16,7 +16,7 @@ pub use response::{NamespaceToolMap, ResponseContext, ResponsesContext, Response
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::{Conversation, ReasoningEffort};
-use crate::error::ApiError;
+use crate::error::{ApiError, Error};
 
 /// The model families the recipe can render for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -25,6 +25,23 @@ pub enum ModelVersion {
     DeepseekV4Pro,
     /// DeepSeek V4.1 Flash (V4.1 encoding, images).
     DeepseekV41Flash,
+}
+
+impl ModelVersion {
+    /// Checks that prompts of this version can be encoded with the bundled tokenizer: it is
+    /// V4's; no official V4.1 `tokenizer.json` is public, so V4.1 prompts need one the caller
+    /// gives.
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] for V4.1.
+    pub fn check_bundled_tokenizer(self) -> Result<(), Error> {
+        match self {
+            Self::DeepseekV4Pro => Ok(()),
+            Self::DeepseekV41Flash => Err(Error::Tokenizer(
+                "V4.1 prompts need a tokenizer: pass tokenizer=Tokenizer.from_file(...)".to_owned(),
+            )),
+        }
+    }
 }
 
 /// A converted request: what to render, how to sample and how to parse the output.

@@ -13,6 +13,13 @@ pub enum ThinkingInitialStage {
     ContentContinuation,
 }
 
+impl ThinkingInitialStage {
+    /// Whether the output starts inside reasoning.
+    pub fn starts_in_reasoning(self) -> bool {
+        matches!(self, Self::ReasoningStart | Self::ReasoningContinuation)
+    }
+}
+
 /// Options of the output parser, as produced by request conversion.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ParsingOptions {

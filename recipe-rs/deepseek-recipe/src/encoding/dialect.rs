@@ -1,9 +1,9 @@
 //! What distinguishes one prompt format from another: the settings [`super::v4`] and
 //! [`super::v41`] fill in and the shared renderer reads.
 
-use super::dsml::DsmlNames;
 use super::json::NumberStyle;
 use crate::conversation::ReasoningEffort;
+use crate::markup::DsmlTags;
 
 /// Where system messages go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +20,7 @@ pub(crate) struct Dialect {
     /// Where system messages go.
     pub(crate) system_layout: SystemLayout,
     /// DSML tag names.
-    pub(crate) dsml: DsmlNames,
+    pub(crate) dsml: DsmlTags,
     /// Whether an assistant turn's tool calls (and so their results) are ordered by call id (V4)
     /// rather than kept in request order (V4.1).
     pub(crate) sort_tool_calls_by_id: bool,

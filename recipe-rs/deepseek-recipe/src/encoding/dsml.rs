@@ -5,19 +5,7 @@ use serde_json::Value;
 use super::json::{to_prompt_json, NumberStyle};
 use super::prompt::PromptBuilder;
 use crate::conversation::ToolCall;
-
-/// The tag names that follow the DSML token, which differ between V4 and V4.1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct DsmlNames {
-    /// The block wrapping all calls (`tool_calls` / ` calls`).
-    pub(crate) calls: &'static str,
-    /// One call (`invoke` / ` invoke`).
-    pub(crate) invoke: &'static str,
-    /// One argument (`parameter` / ` parameter`).
-    pub(crate) parameter: &'static str,
-    /// Whether an invoke without parameters keeps an empty line between its tags.
-    pub(crate) blank_line_in_empty_invoke: bool,
-}
+use crate::markup::DsmlTags;
 
 /// Writes DSML tags around a given DSML token spelling.
 #[derive(Debug, Clone, Copy)]
@@ -25,7 +13,7 @@ pub(crate) struct DsmlWriter<'a> {
     /// The DSML token spelling.
     pub(crate) token: &'a str,
     /// The tag names.
-    pub(crate) names: DsmlNames,
+    pub(crate) names: DsmlTags,
 }
 
 /// One DSML parameter: a raw string or a JSON value.
@@ -149,18 +137,10 @@ pub(crate) fn parameters<'a>(
 mod tests {
     use super::*;
 
-    const V4: DsmlNames = DsmlNames {
-        calls: "tool_calls",
-        invoke: "invoke",
-        parameter: "parameter",
-        blank_line_in_empty_invoke: false,
-    };
-    const V41: DsmlNames = DsmlNames {
-        calls: " calls",
-        invoke: " invoke",
-        parameter: " parameter",
-        blank_line_in_empty_invoke: true,
-    };
+    use crate::markup::{v4, v41};
+
+    const V4: DsmlTags = v4::DSML_TAGS;
+    const V41: DsmlTags = v41::DSML_TAGS;
 
     fn call(name: &str, arguments: &str) -> ToolCall {
         ToolCall {
@@ -170,7 +150,7 @@ mod tests {
         }
     }
 
-    fn render(names: DsmlNames, calls: &[ToolCall]) -> (String, usize) {
+    fn render(names: DsmlTags, calls: &[ToolCall]) -> (String, usize) {
         let mut builder = PromptBuilder::default();
         let calls: Vec<&ToolCall> = calls.iter().collect();
         DsmlWriter {

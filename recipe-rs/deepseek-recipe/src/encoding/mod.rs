@@ -17,10 +17,11 @@ mod v4;
 mod v41;
 
 pub use encode::encode;
+pub(crate) use json::{to_prompt_json, write_string as write_json_string, NumberStyle};
 pub use prompt::RenderedPrompt;
 
 use crate::conversation::Conversation;
-use crate::markup::SpecialTokens;
+use crate::markup::{DsmlTags, SpecialTokens};
 use dialect::Dialect;
 
 /// The prompt formats.
@@ -72,6 +73,11 @@ impl Encoding {
     /// The special-token spellings.
     pub fn special_tokens(&self) -> &SpecialTokens {
         &self.special_tokens
+    }
+
+    /// The DSML tags of the format's tool-call markup.
+    pub fn dsml_tags(&self) -> DsmlTags {
+        self.dialect().dsml
     }
 
     /// Renders `conversation` into prompt text, special ranges and image sources.

@@ -1,19 +1,14 @@
 //! DeepSeek V4 (`DeepSeek-V4-Pro`): system text right after BOS, `tool_calls` DSML tags.
 
 use super::dialect::{Dialect, SystemLayout};
-use super::dsml::DsmlNames;
 use super::json::NumberStyle;
 use crate::conversation::ReasoningEffort;
+use crate::markup::v4;
 
 /// The V4 prompt format.
 pub(crate) const DIALECT: Dialect = Dialect {
     system_layout: SystemLayout::Hoisted,
-    dsml: DsmlNames {
-        calls: "tool_calls",
-        invoke: "invoke",
-        parameter: "parameter",
-        blank_line_in_empty_invoke: false,
-    },
+    dsml: v4::DSML_TAGS,
     sort_tool_calls_by_id: true,
     numbers: NumberStyle::Shortest,
     effort_text,

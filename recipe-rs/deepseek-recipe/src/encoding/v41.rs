@@ -2,19 +2,14 @@
 //! a numeric reasoning effort.
 
 use super::dialect::{Dialect, SystemLayout};
-use super::dsml::DsmlNames;
 use super::json::NumberStyle;
 use crate::conversation::ReasoningEffort;
+use crate::markup::v41;
 
 /// The V4.1 prompt format.
 pub(crate) const DIALECT: Dialect = Dialect {
     system_layout: SystemLayout::InPlace,
-    dsml: DsmlNames {
-        calls: " calls",
-        invoke: " invoke",
-        parameter: " parameter",
-        blank_line_in_empty_invoke: true,
-    },
+    dsml: v41::DSML_TAGS,
     sort_tool_calls_by_id: false,
     numbers: NumberStyle::Python,
     effort_text,
