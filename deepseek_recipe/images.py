@@ -17,8 +17,9 @@ Every failure raises `ImageError` with the reference's `kind` and `retryable`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from deepseek_recipe import _native
@@ -64,6 +65,11 @@ DestinationFilter = Callable[[str, str], bool]
 """A check of `(URL host, resolved IP address)`; anything but `True` rejects the address."""
 
 _DETAILS: tuple[str, ...] = get_args(ImageDetail)
+
+
+def _set_fields_json(options: PreprocessOptions | ResolverLimits) -> str:
+    """The fields of `options` that are set, as a JSON object."""
+    return json.dumps({k: v for k, v in asdict(options).items() if v is not None})
 
 
 def _check_detail(detail: str) -> None:
@@ -143,16 +149,22 @@ class ImageSource:
 
 @dataclass(frozen=True)
 class PreprocessOptions:
-    """How `preprocess()` treats one image (the resolver derives these from its limits)."""
+    """How `preprocess()` treats one image (the resolver derives these from its limits);
+    `None` leaves the core's default (`high` detail, 8192 px sources, 512 px for `low`)."""
 
-    detail: ImageDetail = "high"
-    max_dimension_px: int = 8192
+    detail: ImageDetail | None = None
+    max_dimension_px: int | None = None
     """Largest accepted source width or height; 0 rejects every image."""
-    low_detail_max_dimension_px: int = 512
+    low_detail_max_dimension_px: int | None = None
     """Long-side limit for `low` detail."""
 
     def __post_init__(self) -> None:
-        _check_detail(self.detail)
+        if self.detail is not None:
+            _check_detail(self.detail)
+
+    def to_json(self) -> str:
+        """The options as the JSON object the core reads (unset options left out)."""
+        return _set_fields_json(self)
 
 
 @dataclass(frozen=True)
@@ -186,13 +198,7 @@ def preprocess(
     """Preprocesses one encoded image: format sniffing, header and size limits, decoding (first
     frame, alpha blended onto #FDFDFD), `low` detail shrink, fitting to the token budget with
     gray padding, WebP encoding. Raises `ImageError` (located at `image[0]`)."""
-    options = options or PreprocessOptions()
-    raw = _native.preprocess(
-        bytes(data),
-        options.detail,
-        options.max_dimension_px,
-        options.low_detail_max_dimension_px,
-    )
+    raw = _native.preprocess(bytes(data), None if options is None else options.to_json())
     return _image_from_native(raw)
 
 
@@ -256,30 +262,23 @@ class ImageFetcher:
 
 @dataclass(frozen=True)
 class ResolverLimits:
-    """The resolver's request limits (the defaults are the official API's)."""
+    """The resolver's request limits; `None` leaves the official API's default, which the core
+    holds (600 images, 32 MiB per image, 64 MiB per request, 8192 px sides, 4096 px from 15
+    images, 512 px for `low` detail, 8192-byte URLs). `ImageResolver.limits` reports them all."""
 
-    max_images: int = 600
-    max_image_bytes: int = 32 * MIB
-    max_total_bytes: int = 64 * MIB
-    max_dimension_px: int = 8192
-    many_images_max_dimension_px: int = 4096
+    max_images: int | None = None
+    max_image_bytes: int | None = None
+    max_total_bytes: int | None = None
+    max_dimension_px: int | None = None
+    many_images_max_dimension_px: int | None = None
     """Largest source side once the request holds `many_images` images or more."""
-    many_images: int = 15
-    low_detail_max_dimension_px: int = 512
-    max_url_bytes: int = 8192
+    many_images: int | None = None
+    low_detail_max_dimension_px: int | None = None
+    max_url_bytes: int | None = None
 
-    def as_tuple(self) -> tuple[int, int, int, int, int, int, int, int]:
-        """The limits in field order (the native resolver's form)."""
-        return (
-            self.max_images,
-            self.max_image_bytes,
-            self.max_total_bytes,
-            self.max_dimension_px,
-            self.many_images_max_dimension_px,
-            self.many_images,
-            self.low_detail_max_dimension_px,
-            self.max_url_bytes,
-        )
+    def to_json(self) -> str:
+        """The limits as the JSON object the core reads (unset limits left out)."""
+        return _set_fields_json(self)
 
 
 @dataclass(frozen=True)
@@ -343,14 +342,15 @@ class ImageResolver:
         retry: RetryPolicy | None = None,
     ) -> None:
         self.fetch_policy = None if offline else (fetch or FetchPolicy())
-        self.limits = limits or ResolverLimits()
         self.retry = retry or RetryPolicy()
         self._resolver = _native.ImageResolver(
             None if self.fetch_policy is None else _native_fetcher(self.fetch_policy),
-            self.limits.as_tuple(),
+            None if limits is None else limits.to_json(),
             self.retry.attempts,
             self.retry.initial_backoff_s,
         )
+        self.limits = ResolverLimits(**json.loads(self._resolver.limits_json()))
+        """The limits in force, every one set."""
 
     def resolve(
         self, sources: Sequence[ImageSource], quota: ImageQuota | None = None
@@ -367,8 +367,11 @@ class ImageResolver:
     def resolve_request(
         self, request: ConvertedRequest, quota: ImageQuota | None = None
     ) -> ResolvedImages:
-        """Resolves the image sources of a converted request's prompt (`request_image_sources`)."""
-        return self.resolve(request_image_sources(request), quota)
+        """Resolves the image sources of a converted request's prompt (`request_image_sources`),
+        natively and from the render `encode` already made."""
+        quota = quota or ImageQuota()
+        raw, adjustment = self._resolver.resolve_request(request.native, quota.native)
+        return ResolvedImages([_image_from_native(image) for image in raw], adjustment)
 
 
 def request_image_sources(request: ConvertedRequest) -> list[ImageSource]:
@@ -387,7 +390,6 @@ def request_token_adjustment(
 ) -> int:
     """What a prompt count of `request` adds for its images (0 without images). The images are
     resolved with `resolver` (default: `ImageResolver()`, fetching public URLs only)."""
-    sources = request_image_sources(request)
-    if not sources:
+    if not _native.request_image_sources(request.native):
         return 0
-    return (resolver or ImageResolver()).resolve(sources, quota).token_adjustment
+    return (resolver or ImageResolver()).resolve_request(request, quota).token_adjustment

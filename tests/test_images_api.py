@@ -5,10 +5,12 @@ on malformed bytes."""
 from __future__ import annotations
 
 import base64
+import json
 import pickle
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
@@ -196,8 +198,20 @@ def test_quota_is_shared_across_calls_and_unchanged_on_error() -> None:
     assert quota.usage.image_count == 3
 
 
-def test_default_limits_match_the_core() -> None:
-    assert ResolverLimits().as_tuple() == _native.ImageResolver().limits()
+def test_the_cores_default_limits_reach_python() -> None:
+    assert ImageResolver(offline=True, limits=ResolverLimits(max_images=3)).limits == (
+        ResolverLimits(
+            max_images=3,
+            max_image_bytes=32 << 20,
+            max_total_bytes=64 << 20,
+            max_dimension_px=8192,
+            many_images_max_dimension_px=4096,
+            many_images=15,
+            low_detail_max_dimension_px=512,
+            max_url_bytes=8192,
+        )
+    )
+    assert json.loads(_native.ImageResolver().limits_json()) == asdict(ImageResolver().limits)
 
 
 def test_offline_resolver_refuses_urls_and_checks_them_first() -> None:

@@ -25,8 +25,20 @@ use crate::requests::PyConvertedRequest;
 /// A preprocessed image: `(webp bytes, width, height, format, source format, token count)`.
 type ImageTuple = (Py<PyBytes>, u32, u32, &'static str, &'static str, u64);
 
-/// Resolver limits in the order of `ResolverLimits`' fields.
-type LimitsTuple = (usize, u64, u64, u32, u32, usize, u32, usize);
+/// Reads an options struct from its JSON form (`None`: the core's defaults; an absent key
+/// keeps its default).
+fn from_json<T: Default + serde::de::DeserializeOwned>(
+    what: &str,
+    json: Option<&str>,
+) -> PyResult<T> {
+    json.map_or_else(
+        || Ok(T::default()),
+        |text| {
+            serde_json::from_str(text)
+                .map_err(|err| PyValueError::new_err(format!("invalid {what}: {err}")))
+        },
+    )
+}
 
 fn image_error(error: ImageError) -> PyErr {
     to_py_err(Error::Image(error))
@@ -65,20 +77,11 @@ fn image_tuple(py: Python<'_>, image: &PreprocessedImage) -> ImageTuple {
     )
 }
 
-/// Preprocesses one encoded image (errors located at `image[0]`).
+/// Preprocesses one encoded image with options given as JSON (errors located at `image[0]`).
 #[pyfunction]
-fn preprocess(
-    py: Python<'_>,
-    data: &[u8],
-    detail_name: &str,
-    max_dimension_px: u32,
-    low_detail_max_dimension_px: u32,
-) -> PyResult<ImageTuple> {
-    let options = PreprocessOptions {
-        detail: detail(detail_name)?,
-        max_dimension_px,
-        low_detail_max_dimension_px,
-    };
+#[pyo3(signature = (data, options_json=None))]
+fn preprocess(py: Python<'_>, data: &[u8], options_json: Option<&str>) -> PyResult<ImageTuple> {
+    let options: PreprocessOptions = from_json("preprocess options", options_json)?;
     let image = py
         .detach(|| preprocess_image(data, &options))
         .map_err(image_error)?;
@@ -206,13 +209,13 @@ pub struct PyImageResolver {
 
 #[pymethods]
 impl PyImageResolver {
-    /// A resolver fetching with `fetcher` (`None`: URL sources fail), with `limits`
-    /// (`None`: the reference's defaults) and retries.
+    /// A resolver fetching with `fetcher` (`None`: URL sources fail), with limits given as JSON
+    /// (`None` or an absent key: the reference's defaults) and retries.
     #[new]
-    #[pyo3(signature = (fetcher=None, limits=None, retry_attempts=4, retry_initial_backoff_s=0.25))]
+    #[pyo3(signature = (fetcher=None, limits_json=None, retry_attempts=4, retry_initial_backoff_s=0.25))]
     fn new(
         fetcher: Option<PyRef<'_, PyImageFetcher>>,
-        limits: Option<LimitsTuple>,
+        limits_json: Option<&str>,
         retry_attempts: u32,
         retry_initial_backoff_s: f64,
     ) -> PyResult<Self> {
@@ -220,16 +223,7 @@ impl PyImageResolver {
             Some(fetcher) => ImageResolver::new(fetcher.inner.clone()),
             None => ImageResolver::offline(),
         };
-        let limits = limits.map_or_else(ResolverLimits::default, |limits| ResolverLimits {
-            max_images: limits.0,
-            max_image_bytes: limits.1,
-            max_total_bytes: limits.2,
-            max_dimension_px: limits.3,
-            many_images_max_dimension_px: limits.4,
-            many_images: limits.5,
-            low_detail_max_dimension_px: limits.6,
-            max_url_bytes: limits.7,
-        });
+        let limits: ResolverLimits = from_json("resolver limits", limits_json)?;
         let initial_backoff = Duration::try_from_secs_f64(retry_initial_backoff_s)
             .map_err(|_| PyValueError::new_err("invalid retry_initial_backoff_s"))?;
         let retry = RetryPolicy {
@@ -241,19 +235,9 @@ impl PyImageResolver {
         })
     }
 
-    /// The limits in force, in the order of the constructor's `limits` tuple.
-    fn limits(&self) -> LimitsTuple {
-        let l = self.inner.limits();
-        (
-            l.max_images,
-            l.max_image_bytes,
-            l.max_total_bytes,
-            l.max_dimension_px,
-            l.many_images_max_dimension_px,
-            l.many_images,
-            l.low_detail_max_dimension_px,
-            l.max_url_bytes,
-        )
+    /// The limits in force, as JSON.
+    fn limits_json(&self) -> String {
+        serde_json::to_string(self.inner.limits()).expect("limits always serialise")
     }
 
     /// Resolves `(kind, payload, detail, path)` sources with `quota`:
@@ -275,6 +259,30 @@ impl PyImageResolver {
         let quota = Arc::clone(&quota.inner);
         let resolved = py
             .detach(|| self.inner.resolve(&inputs, &quota))
+            .map_err(image_error)?;
+        let images = resolved
+            .images
+            .iter()
+            .map(|image| image_tuple(py, image))
+            .collect();
+        Ok((images, resolved.token_adjustment))
+    }
+
+    /// Resolves the image sources of a converted request's rendered prompt (the cached render
+    /// `encode` shares) with `quota`: `(images, token adjustment)`.
+    fn resolve_request(
+        &self,
+        py: Python<'_>,
+        converted: PyRef<'_, PyConvertedRequest>,
+        quota: &PyImageQuota,
+    ) -> PyResult<(Vec<ImageTuple>, u64)> {
+        let converted = &*converted;
+        let quota = Arc::clone(&quota.inner);
+        let resolved = py
+            .detach(|| {
+                let sources = &converted.rendered().image_sources;
+                self.inner.resolve_sources(sources, &quota)
+            })
             .map_err(image_error)?;
         let images = resolved
             .images
@@ -309,11 +317,10 @@ fn request_image_sources(
     let converted = &*converted;
     py.detach(|| {
         converted
-            .options
-            .encoding_for(converted.inner.model_version)
-            .render(&converted.inner.conversation)
+            .rendered()
             .image_sources
-            .into_iter()
+            .iter()
+            .cloned()
             .map(|source| {
                 let kind = match source.kind {
                     ImageSourceKind::DataUrl => "data_url",

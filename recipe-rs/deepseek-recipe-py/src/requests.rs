@@ -43,7 +43,7 @@ pub struct PyConvertedRequest {
 
 impl PyConvertedRequest {
     /// The rendered prompt, rendering it on first use.
-    fn rendered(&self) -> &RenderedPrompt {
+    pub(crate) fn rendered(&self) -> &RenderedPrompt {
         self.rendered.get_or_init(|| {
             self.options
                 .encoding_for(self.inner.model_version)

@@ -3,6 +3,7 @@
 
 use image::imageops::FilterType;
 use image::{DynamicImage, Rgb, RgbImage};
+use serde::{Deserialize, Serialize};
 
 use super::decode::{decode_rgb, header_dimensions, DecodeFailure};
 use super::detect::{sniff_format, ImageFormat};
@@ -23,8 +24,9 @@ const PADDING: Rgb<u8> = Rgb([127, 127, 127]);
 /// Location standalone preprocessing errors report.
 const STANDALONE_LOCATION: &str = "image[0]";
 
-/// How to preprocess one image.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How to preprocess one image. As JSON every key is optional: an absent one keeps its default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct PreprocessOptions {
     /// Requested detail; only [`ImageDetail::Low`] changes anything.
     pub detail: ImageDetail,

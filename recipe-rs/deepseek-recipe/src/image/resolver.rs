@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use super::data_url::DataUrl;
 use super::error::{image_location, too_large_detail, ImageError, ImageErrorKind};
 use super::fetch::{fetch_failure, ImageFetcher};
@@ -16,8 +18,10 @@ use super::source::{ImageData, ImageInput};
 
 const MIB: u64 = 1 << 20;
 
-/// The resolver's limits (the reference's defaults are [`ResolverLimits::default`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The resolver's limits (the reference's defaults are [`ResolverLimits::default`]). As JSON
+/// every key is optional: an absent one keeps its default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ResolverLimits {
     /// Images per request (quota count plus this call).
     pub max_images: usize,
