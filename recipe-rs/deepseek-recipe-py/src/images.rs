@@ -8,13 +8,12 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use deepseek_recipe::conversation::{ImageDetail, ImageSourceKind};
 use deepseek_recipe::image::{
     image_tokens, preprocess as preprocess_image, DestinationPolicy, HttpFetcher, ImageData,
     ImageError, ImageErrorKind, ImageFetcher, ImageInput, ImageQuota, ImageResolver, IpRange,
     PreprocessOptions, PreprocessedImage, ResolverLimits, RetryPolicy,
 };
-use deepseek_recipe::Error;
+use deepseek_recipe::{Error, UnknownName};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes};
@@ -42,28 +41,6 @@ fn from_json<T: Default + serde::de::DeserializeOwned>(
 
 fn image_error(error: ImageError) -> PyErr {
     to_py_err(Error::Image(error))
-}
-
-/// Parses a detail name (`low`, `high`, `original`, `auto`).
-fn detail(name: &str) -> PyResult<ImageDetail> {
-    match name {
-        "low" => Ok(ImageDetail::Low),
-        "high" => Ok(ImageDetail::High),
-        "original" => Ok(ImageDetail::Original),
-        "auto" => Ok(ImageDetail::Auto),
-        other => Err(PyValueError::new_err(format!(
-            "invalid detail \"{other}\"; expected \"low\", \"high\", \"original\", or \"auto\""
-        ))),
-    }
-}
-
-fn detail_name(detail: ImageDetail) -> &'static str {
-    match detail {
-        ImageDetail::Low => "low",
-        ImageDetail::High => "high",
-        ImageDetail::Original => "original",
-        ImageDetail::Auto => "auto",
-    }
 }
 
 fn image_tuple(py: Python<'_>, image: &PreprocessedImage) -> ImageTuple {
@@ -252,7 +229,11 @@ impl PyImageResolver {
             .into_iter()
             .map(|(kind, payload, detail_text, path)| {
                 Ok(ImageInput::new(image_data(&kind, &payload)?)
-                    .with_detail(detail(&detail_text)?)
+                    .with_detail(
+                        detail_text
+                            .parse()
+                            .map_err(|err: UnknownName| PyValueError::new_err(err.to_string()))?,
+                    )
                     .with_path(path))
             })
             .collect::<PyResult<Vec<_>>>()?;
@@ -322,14 +303,10 @@ fn request_image_sources(
             .iter()
             .cloned()
             .map(|source| {
-                let kind = match source.kind {
-                    ImageSourceKind::DataUrl => "data_url",
-                    ImageSourceKind::Url => "url",
-                };
                 (
-                    kind,
+                    source.kind.as_str(),
                     source.location,
-                    detail_name(source.detail),
+                    source.detail.as_str(),
                     source.path,
                 )
             })

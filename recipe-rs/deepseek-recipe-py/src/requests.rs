@@ -2,7 +2,7 @@
 
 use deepseek_recipe::{
     constraint_grammar, convert_json, encode, infer_protocol as infer_body_protocol,
-    ConversionOptions, ConvertedRequest, Error, Protocol, RenderedPrompt, Tokenizer,
+    ConversionOptions, ConvertedRequest, Error, Protocol, RenderedPrompt, Tokenizer, UnknownName,
 };
 use std::sync::OnceLock;
 
@@ -11,18 +11,6 @@ use pyo3::prelude::*;
 
 use crate::errors::to_py_err;
 use crate::tokenizer::{default_tokenizer, PyTokenizer};
-
-/// Parses a protocol name as the Python API spells it.
-fn protocol(name: &str) -> PyResult<Protocol> {
-    match name {
-        "chat_completions" => Ok(Protocol::ChatCompletions),
-        "responses" => Ok(Protocol::Responses),
-        "messages" => Ok(Protocol::Messages),
-        other => Err(to_py_err(Error::Parse(format!(
-            "unknown protocol \"{other}\"; expected \"chat_completions\", \"responses\" or \"messages\""
-        )))),
-    }
-}
 
 /// Parses conversion options from their JSON form (`None`: the defaults).
 fn options(json: Option<&str>) -> PyResult<ConversionOptions> {
@@ -79,11 +67,8 @@ impl PyConvertedRequest {
 
     /// The model version name (`DeepseekV4Pro` or `DeepseekV41Flash`).
     #[getter]
-    fn model_version(&self) -> String {
-        serde_json::to_value(self.inner.model_version)
-            .ok()
-            .and_then(|value| value.as_str().map(str::to_owned))
-            .unwrap_or_default()
+    fn model_version(&self) -> &'static str {
+        self.inner.model_version.as_str()
     }
 
     /// The `model` field as the client sent it.
@@ -163,7 +148,9 @@ fn convert(
     body: &str,
     options_json: Option<&str>,
 ) -> PyResult<PyConvertedRequest> {
-    let protocol = protocol(protocol_name)?;
+    let protocol: Protocol = protocol_name
+        .parse()
+        .map_err(|err: UnknownName| to_py_err(Error::Parse(err.to_string())))?;
     let options = options(options_json)?;
     let inner = py
         .detach(|| convert_json(protocol, body, &options))
@@ -178,11 +165,7 @@ fn convert(
 /// The protocol a JSON request body most likely uses, as the Python API spells it.
 #[pyfunction]
 fn infer_protocol(py: Python<'_>, body: &str) -> &'static str {
-    match py.detach(|| infer_body_protocol(body)) {
-        Protocol::ChatCompletions => "chat_completions",
-        Protocol::Responses => "responses",
-        Protocol::Messages => "messages",
-    }
+    py.detach(|| infer_body_protocol(body)).as_str()
 }
 
 /// The Responses echo fields of a request body, as JSON.

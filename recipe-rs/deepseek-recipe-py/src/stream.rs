@@ -6,7 +6,7 @@ use deepseek_recipe::unstable::unix_now;
 use deepseek_recipe::{
     sse_done_data, Accumulator, Chunk, Error, GeneratorConfig, IdSource, InferenceChunk,
     InferenceFinishReason, ParsingOptions, PromptUsage, ResponseContext, SseStream, StreamIdentity,
-    StreamProcessor, TokenLogprobs, TokenizerText,
+    StreamProcessor, TokenLogprobs, TokenizerText, UnknownName,
 };
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -135,18 +135,6 @@ impl TokenPieces {
         starts
             .zip(&self.ends)
             .map(|(start, &end)| &self.ids[start..end])
-    }
-}
-
-/// Parses a finish reason as the inference chunk JSON spells it.
-fn finish_reason(name: &str) -> PyResult<InferenceFinishReason> {
-    match name {
-        "stop" => Ok(InferenceFinishReason::Stop),
-        "length" => Ok(InferenceFinishReason::Length),
-        "content_filter" => Ok(InferenceFinishReason::ContentFilter),
-        other => Err(to_py_err(Error::Stream(format!(
-            "unknown finish reason \"{other}\"; expected \"stop\", \"length\" or \"content_filter\""
-        )))),
     }
 }
 
@@ -290,7 +278,9 @@ impl PyStreamProcessor {
 
     /// Feeds the backend's finish reason; returns the SSE frames it produced.
     fn push_finish_sse<'py>(&self, py: Python<'py>, reason: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let reason = finish_reason(reason)?;
+        let reason: InferenceFinishReason = reason
+            .parse()
+            .map_err(|err: UnknownName| to_py_err(Error::Stream(err.to_string())))?;
         self.write_bytes(py, |stream, out| stream.push_finish(reason, out))
     }
 

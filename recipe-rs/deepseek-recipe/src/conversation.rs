@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::names::enum_names;
+
 /// A whole conversation with the request-level settings that shape its prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
@@ -174,6 +176,8 @@ pub enum ImageSourceKind {
     Url,
 }
 
+enum_names!(ImageSourceKind, "image source kind", [DataUrl => "data_url", Url => "url"]);
+
 /// Requested image detail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -187,3 +191,10 @@ pub enum ImageDetail {
     /// The server decides.
     Auto,
 }
+
+enum_names!(ImageDetail, "detail", [
+    Low => "low",
+    High => "high",
+    Original => "original",
+    Auto => "auto",
+]);

@@ -29,6 +29,7 @@ mod converted;
 mod encoding;
 mod error;
 mod markup;
+mod names;
 mod stream;
 mod tokenizer;
 
@@ -45,6 +46,7 @@ pub use converted::{
 pub use encoding::{encode, Encoding, PromptFormat, RenderedPrompt};
 pub use error::{ApiError, ApiErrorBody, Error, Result};
 pub use markup::{DsmlTags, SpecialTokenOverrides, SpecialTokens};
+pub use names::UnknownName;
 pub use protocol::output::Chunk;
 pub use stream::{
     sse_done_data, sse_frame, write_sse_event, Accumulator, ArgumentFragment, GeneratorConfig,

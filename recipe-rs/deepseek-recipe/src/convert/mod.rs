@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::converted::ConvertedRequest;
 use crate::error::Result;
+use crate::names::enum_names;
 use crate::protocol::{ChatCompletionRequest, MessagesRequest, ResponsesRequest};
 
 /// The request protocols the recipe converts.
@@ -47,6 +48,12 @@ pub enum Protocol {
     /// Anthropic Messages.
     Messages,
 }
+
+enum_names!(Protocol, "protocol", [
+    ChatCompletions => "chat_completions",
+    Responses => "responses",
+    Messages => "messages",
+]);
 
 /// Parses a request body of `protocol` and converts it (parse errors are [`crate::Error::Parse`],
 /// conversion errors [`crate::Error::Api`]).

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::conversation::{Conversation, ReasoningEffort};
 use crate::error::{ApiError, Error};
+use crate::names::enum_names;
 
 /// The model families the recipe can render for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -26,6 +27,11 @@ pub enum ModelVersion {
     /// DeepSeek V4.1 Flash (V4.1 encoding, images).
     DeepseekV41Flash,
 }
+
+enum_names!(ModelVersion, "model version", [
+    DeepseekV4Pro => "DeepseekV4Pro",
+    DeepseekV41Flash => "DeepseekV41Flash",
+]);
 
 impl ModelVersion {
     /// Checks that prompts of this version can be encoded with the bundled tokenizer: it is

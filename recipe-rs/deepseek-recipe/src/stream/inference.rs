@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::names::enum_names;
+
 /// Prompt token accounting reported by the backend when a stream starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PromptUsage {
@@ -30,6 +32,12 @@ pub enum InferenceFinishReason {
     /// The output was filtered.
     ContentFilter,
 }
+
+enum_names!(InferenceFinishReason, "finish reason", [
+    Stop => "stop",
+    Length => "length",
+    ContentFilter => "content_filter",
+]);
 
 /// The log probability of one candidate token: `(token_id, logprob)`. Log probabilities are
 /// `f32`, the precision the official API reports them in.
