@@ -38,8 +38,9 @@ class LiveServer:
     server: uvicorn.Server
     thread: threading.Thread
     port: int
-    generate_alone: Callable[[GenerationRequest], GenerationResult]
-    cache_block_size: int  # prompt-cache hits come in whole blocks of this many tokens
+    # How the oracle generates a request alone on the same model (None: no oracle).
+    generate_alone: Callable[[GenerationRequest], GenerationResult] | None = None
+    cache_block_size: int = 0  # prompt-cache hits come in whole blocks of this many tokens
 
     @property
     def base_url(self) -> str:
@@ -92,7 +93,7 @@ def start_server(
             cores.append(EngineCore(engine.core.config))
         return cores[0].generate([request])[0]
 
-    return _serve(
+    return serve_backend(
         settings,
         EngineBackend(engine),
         engine=engine,
@@ -121,7 +122,7 @@ def start_vllm_server(settings: ServerSettings, url: str, cache_block_size: int)
 
         return asyncio.run(run())
 
-    return _serve(
+    return serve_backend(
         settings,
         backend,
         engine=None,
@@ -130,14 +131,15 @@ def start_vllm_server(settings: ServerSettings, url: str, cache_block_size: int)
     )
 
 
-def _serve(
+def serve_backend(
     settings: ServerSettings,
     backend: Backend,
     *,
-    engine: Engine | None,
-    generate_alone: Callable[[GenerationRequest], GenerationResult],
-    cache_block_size: int,
+    engine: Engine | None = None,
+    generate_alone: Callable[[GenerationRequest], GenerationResult] | None = None,
+    cache_block_size: int = 0,
 ) -> LiveServer:
+    """The server in front of any backend."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))

@@ -55,6 +55,7 @@ class Oracle:
         self.tokenizer = preparer.tokenizer
         self.context_limit = preparer.context_limit
         self.enforcement = preparer.enforcement
+        assert live.generate_alone is not None, "this live server has no oracle"
         self.generate_alone = live.generate_alone
 
     def answer(
