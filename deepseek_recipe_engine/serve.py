@@ -17,8 +17,6 @@ from deepseek_recipe_engine.connections import ConnectionLimits, uvicorn_config
 from deepseek_recipe_engine.remote import EndpointFailure, RemoteOptions, context_limit_of
 from deepseek_recipe_engine.server import ServerSettings, create_app
 
-logger = logging.getLogger("deepseek_recipe_engine.serve")
-
 
 def engine_config(args: argparse.Namespace) -> EngineConfig:
     """The engine of the `serve` options; its KV cache holds at least one `--max-model-len`
@@ -83,16 +81,20 @@ def serve_from_args(args: argparse.Namespace, options: ConversionOptions) -> int
         ),
         default_seed=args.seed,
     )
+    _log_to_stderr(args.log_level)
     if args.backend == "engine":
         return _serve_engine(args, settings)
-    backend = remote_backend(args)
-    try:
-        _run(create_app(backend, settings), settings, args)
-    finally:
-        echo = getattr(backend, "prompt_echo", None)
-        if echo is not None:
-            logger.warning("%s", echo.summary())
+    _run(create_app(remote_backend(args), settings), settings, args)
     return 0
+
+
+def _log_to_stderr(level: str) -> None:
+    """The server's own messages (backends out of reach, the prompt-echo summary) at `level`."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
+    package = logging.getLogger("deepseek_recipe_engine")
+    package.addHandler(handler)
+    package.setLevel(level.upper())
 
 
 def _serve_engine(args: argparse.Namespace, settings: ServerSettings) -> int:

@@ -167,6 +167,13 @@ class VllmBackend(RemoteBackend):
         """The model's vocabulary size when given (vLLM does not list it)."""
         return self._vocab_size
 
+    async def aclose(self) -> None:
+        """Close the connections; log what the prompt echoes showed (an error if any differed)."""
+        echo = self.prompt_echo
+        level = logging.ERROR if echo.different or echo.missing else logging.INFO
+        logger.log(level, "%s", echo.summary())
+        await super().aclose()
+
     async def submit(self, request: GenerationRequest) -> RemoteStream:
         """Probe the cache, then start the streamed completion on the least busy server."""
 
