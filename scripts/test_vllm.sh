@@ -12,7 +12,7 @@ OUT="${OUT:-reports/vllm}"
 VLLM_PORT="${VLLM_PORT:-8766}"
 PORT="${PORT:-8767}"
 KEY="sk-vllm-test"
-BLOCK_SIZE=16
+BLOCK_SIZE=32
 mkdir -p "$OUT"
 source "$(dirname "$0")/vllm_common.sh"
 

@@ -36,7 +36,7 @@ def live() -> Iterator[LiveServer]:
     if vllm_url is None:
         server = start_server(settings)
     else:
-        block_size = int(os.environ.get("RECIPE_TEST_VLLM_BLOCK_SIZE", "16"))
+        block_size = int(os.environ.get("RECIPE_TEST_VLLM_BLOCK_SIZE", "32"))
         server = start_vllm_server(settings, vllm_url, block_size)
     yield server
     server.stop()
