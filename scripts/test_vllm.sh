@@ -39,7 +39,7 @@ wait_for_models "http://127.0.0.1:$PORT" "$KEY" "$SERVE_PID" 120 || { cat "$OUT/
 status=0
 echo "== official-SDK server tests through the vLLM backend"
 RECIPE_TEST_VLLM_URL="http://127.0.0.1:$VLLM_PORT" RECIPE_TEST_VLLM_BLOCK_SIZE="$BLOCK_SIZE" \
-  "$BIN/pytest" -q -p no:cacheprovider --junitxml="$OUT/pytest.xml" \
+  "$BIN/python" -m pytest -q -p no:cacheprovider --junitxml="$OUT/pytest.xml" \
   tests/server/test_server_openai.py tests/server/test_server_anthropic.py || status=1
 
 echo "== conformance against serve --backend vllm"
