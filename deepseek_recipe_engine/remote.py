@@ -14,7 +14,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,7 +185,9 @@ class RemoteBackend:
         self.pool = EndpointPool(urls, options.retry_after_s)
         self.client = options.client()
 
-    async def submit_to_pool(self, start: Callable[[Endpoint], Any]) -> RemoteStream:
+    async def submit_to_pool(
+        self, start: Callable[[Endpoint], Awaitable[RemoteStream]]
+    ) -> RemoteStream:
         """`await start(endpoint)` on the endpoints in `pool.ranked()` order until one starts
         the generation; `start` raises `EndpointFailure` to move on. `BackendError` 503 when no
         endpoint could (500 when the last one failed rather than being overloaded or away)."""
@@ -193,7 +195,7 @@ class RemoteBackend:
         for endpoint in self.pool.ranked():
             endpoint.outstanding += 1
             try:
-                stream: RemoteStream = await start(endpoint)
+                stream = await start(endpoint)
             except EndpointFailure as error:
                 endpoint.outstanding -= 1
                 failure = error

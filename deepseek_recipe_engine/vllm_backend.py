@@ -111,7 +111,7 @@ def probe_body(prompt_ids: list[int]) -> dict[str, Any]:
 
 def cached_tokens(answer: Mapping[str, Any]) -> int | None:
     """`usage.prompt_tokens_details.cached_tokens` of a completion (None when absent)."""
-    usage = answer.get("usage")
+    usage = answer.get("usage") if isinstance(answer, dict) else None
     details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return cached if isinstance(cached, int) else None

