@@ -35,6 +35,7 @@ __all__ = [
     "constraint_processor",
     "grammar_spec",
     "grammar_tokenizer",
+    "request_grammar",
 ]
 
 EOS_TOKEN = "<｜end▁of▁sentence｜>"
@@ -152,6 +153,24 @@ def grammar_spec(
 def compile_grammar(spec: GrammarSpec) -> llguidance.LLMatcher:
     """A fresh matcher for a spec (compiled once per distinct grammar, then copied)."""
     return _compiled_matcher(constraint_grammar(spec)).deep_copy()
+
+
+def request_grammar(converted: ConvertedRequest) -> str | None:
+    """The grammar of a request's output constraint, for a backend that enforces it itself
+    (None: no constraint). Raises `ConstraintError` when it cannot be compiled, as
+    `constraint_processor` does.
+
+    Such a backend constrains the generated text alone: a prefix continuation's content is not
+    consumed first (the bundled engine's processor continues a prefix that fits the constraint).
+    """
+    spec = grammar_spec(
+        converted.inference_options, converted.parsing_options, converted.model_version
+    )
+    if spec is None:
+        return None
+    grammar = constraint_grammar(spec)
+    _compiled_matcher(grammar)
+    return grammar
 
 
 def constraint_processor(
