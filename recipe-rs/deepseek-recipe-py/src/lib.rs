@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod id_list;
 mod images;
 mod requests;
 mod stream;
