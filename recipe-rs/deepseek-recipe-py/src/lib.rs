@@ -9,6 +9,11 @@ mod requests;
 mod stream;
 mod tokenizer;
 
+/// Every Rust allocation of the module: converting a large request makes and frees many small
+/// values, and glibc's allocator took a third of that time (docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The native module; the typed API lives in the `deepseek_recipe` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -32,11 +32,14 @@ const DIRECT_MAX_DIGITS: usize = 300;
 /// Both read the typed parts alike, but the direct read skips unknown fields with serde_json's
 /// lenient skipper, which checks neither nesting depth, nor surrogate escapes, nor whether a
 /// number fits an `f64`; the two-stage read parses those fields too and rejects such bodies. So a
-/// body with deep nesting, any `\u` escape of a surrogate, any number with an exponent or any
-/// very long digit run is read in two stages. (The scan does not check syntax: a body that is not
-/// JSON fails the direct read and then gets its two-stage error.)
+/// body with deep nesting, anything spelled like a `\u` escape of a surrogate, any number with an
+/// exponent or any very long digit run is read in two stages. (The scan does not check syntax: a
+/// body that is not JSON fails the direct read and then gets its two-stage error.)
 fn typed_read_is_exact(body: &str) -> bool {
     let bytes = body.as_bytes();
+    if spells_surrogate_escape(bytes) {
+        return false;
+    }
     let mut depth = 0usize;
     let mut digits = 0usize;
     let mut at = 0;
@@ -70,22 +73,31 @@ fn typed_read_is_exact(body: &str) -> bool {
     true
 }
 
-/// The index after the closing quote of the string whose contents start at `at`; `None` when it
-/// escapes a surrogate (or is unterminated).
+/// Whether `bytes` hold `\uD800`-`\uDFFF` anywhere (in either case), escaped or not.
+fn spells_surrogate_escape(bytes: &[u8]) -> bool {
+    [b"\\ud", b"\\uD"].iter().any(|prefix| {
+        memchr::memmem::find_iter(bytes, prefix).any(|at| {
+            bytes
+                .get(at + prefix.len())
+                .is_some_and(|next| matches!(next, b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+        })
+    })
+}
+
+/// The index after the closing quote of the string whose contents start at `at` (a quote
+/// preceded by an odd number of backslashes is escaped), if it is closed.
 fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
     loop {
-        at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
-        if bytes[at] == b'"' {
-            return Some(at + 1);
+        let quote = at + memchr::memchr(b'"', bytes.get(at..)?)?;
+        let backslashes = bytes[..quote]
+            .iter()
+            .rev()
+            .take_while(|&&byte| byte == b'\\')
+            .count();
+        if backslashes % 2 == 0 {
+            return Some(quote + 1);
         }
-        // A backslash: `\uD800`-`\uDFFF` escape a surrogate; other escapes are two bytes.
-        if bytes.get(at + 1) == Some(&b'u') {
-            let high = bytes.get(at + 2..at + 4)?;
-            if high[0].eq_ignore_ascii_case(&b'd') && matches!(high[1], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F') {
-                return None;
-            }
-        }
-        at += 2;
+        at = quote + 1;
     }
 }
 
@@ -244,10 +256,13 @@ mod tests {
         for body in [
             r#"{"name": "x", "temperature": 0.5, "extra": [true, false, null, -12.5, "\u00e9\n"]}"#,
             r#"{"name": "e\"E\\u", "n": 10, "deep": [[[[{"a": 1}]]]]}"#,
+            r#"{"name": "quoted \"1e5\" and \\\"2E3", "n": 3}"#,
             "{}",
         ] {
             assert!(typed_read_is_exact(body), "{body}");
         }
+        // A string ending in an escaped backslash closes at the next quote.
+        assert!(!typed_read_is_exact(r#"{"name": "a\\", "x": 1e5}"#));
     }
 
     #[test]
