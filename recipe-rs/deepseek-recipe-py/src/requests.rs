@@ -43,9 +43,15 @@ pub struct PyConvertedRequest {
     pub(crate) options: ConversionOptions,
     /// The rendered prompt, made on first use (`render` and `encode` share it).
     rendered: OnceLock<RenderedPrompt>,
-    /// The prompt as a Python `str` and its special ranges as code-point pairs, made on the
-    /// first `render` call and returned by every later one.
-    rendered_py: PyOnceLock<(Py<PyString>, Vec<(usize, usize)>)>,
+    /// What `render` returns, made on its first call.
+    rendered_py: PyOnceLock<PythonPrompt>,
+}
+
+/// The rendered prompt as `render` returns it: the prompt as a Python `str` (made once, shared by
+/// every call) and its special ranges as code-point pairs.
+struct PythonPrompt {
+    prompt: Py<PyString>,
+    special_ranges: Vec<(usize, usize)>,
 }
 
 impl PyConvertedRequest {
@@ -103,8 +109,8 @@ impl PyConvertedRequest {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyList>, usize)> {
-        let (prompt, ranges) = self.rendered_py.get_or_init(py, || {
-            let (rendered, ranges) = py.detach(|| {
+        let python = self.rendered_py.get_or_init(py, || {
+            let (rendered, special_ranges) = py.detach(|| {
                 let rendered = self.rendered();
                 let ranges = rendered
                     .special_char_ranges()
@@ -113,10 +119,14 @@ impl PyConvertedRequest {
                     .collect();
                 (rendered, ranges)
             });
-            (PyString::new(py, &rendered.prompt).unbind(), ranges)
+            PythonPrompt {
+                prompt: PyString::new(py, &rendered.prompt).unbind(),
+                special_ranges,
+            }
         });
         let images = self.rendered().image_sources.len();
-        Ok((prompt.bind(py).clone(), PyList::new(py, ranges)?, images))
+        let ranges = PyList::new(py, &python.special_ranges)?;
+        Ok((python.prompt.bind(py).clone(), ranges, images))
     }
 
     /// Encodes the rendered prompt (the bundled V4 tokenizer when `tokenizer` is `None`).

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::shared::{optional_f32, from_json, string_or_list, value_as};
+use super::shared::{from_json, optional_f32, string_or_list, value_as};
 use super::{ChatCompletionThinking, EffortParam};
 use crate::error::Result;
 

@@ -4,7 +4,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::chat_completions::ImageDetailParam;
-use super::shared::{optional_f32, json_from_text, string_or_list, typed_from_value, value_as};
+use super::shared::{json_from_text, optional_f32, string_or_list, typed_from_value, value_as};
 use super::EffortParam;
 use crate::error::Result;
 

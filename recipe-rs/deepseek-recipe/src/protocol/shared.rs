@@ -267,7 +267,11 @@ mod tests {
 
     #[test]
     fn what_only_the_skipper_accepts_is_read_in_two_stages() {
-        let deep = format!(r#"{{"name": "x", "extra": {}1{}}}"#, "[".repeat(200), "]".repeat(200));
+        let deep = format!(
+            r#"{{"name": "x", "extra": {}1{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
         let bodies = [
             deep.as_str(),
             r#"{"name": "x", "extra": "\ud800"}"#,
@@ -303,9 +307,15 @@ mod tests {
         ];
         for body in bodies {
             let direct = from_json::<Shape>(body).map_err(|err| err.to_string());
-            assert_eq!(direct, two_stage(body).map_err(|err| err.to_string()), "{body}");
+            assert_eq!(
+                direct,
+                two_stage(body).map_err(|err| err.to_string()),
+                "{body}"
+            );
         }
-        let read = from_json::<Shape>(bodies[0]).ok().and_then(|shape| shape.temperature);
+        let read = from_json::<Shape>(bodies[0])
+            .ok()
+            .and_then(|shape| shape.temperature);
         assert_eq!(read, Some(0.7000000774860382_f64 as f32));
         // serde_json's own f32 read rounds this number the other way.
         let single = serde_json::from_str::<f32>("0.7000000774860382080078126").ok();

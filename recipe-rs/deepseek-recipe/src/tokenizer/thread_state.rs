@@ -50,7 +50,9 @@ mod tests {
 
     #[test]
     fn each_tokenizer_gets_its_own_state_and_the_oldest_is_dropped() {
-        let ids: Vec<u64> = (0..=STATES_PER_THREAD).map(|_| new_tokenizer_id()).collect();
+        let ids: Vec<u64> = (0..=STATES_PER_THREAD)
+            .map(|_| new_tokenizer_id())
+            .collect();
         for &id in &ids {
             with_state(id, |state| state.forget_words_over(0));
         }
