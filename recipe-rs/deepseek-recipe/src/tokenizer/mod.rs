@@ -665,6 +665,35 @@ mod tests {
     }
 
     #[test]
+    fn word_caches_kept_across_calls_never_mix_tokenizers() {
+        // A tokenizer without the first 2,000 merges encodes the same words to other ids.
+        let mut json: serde_json::Value =
+            serde_json::from_slice(DEEPSEEK_V4_JSON).unwrap_or_default();
+        if let Some(merges) = json
+            .pointer_mut("/model/merges")
+            .and_then(serde_json::Value::as_array_mut)
+        {
+            merges.drain(..2000);
+        }
+        let Ok(other) = Tokenizer::from_json(json.to_string()) else {
+            panic!("the trimmed tokenizer.json loads");
+        };
+        let text = "Tokenizers merge the same words again and again: merging, merged, merges.";
+        let fresh = |tokenizer: &Tokenizer| {
+            let tokenizer = tokenizer.clone();
+            std::thread::spawn(move || tokenizer.encode(text, false))
+                .join()
+                .unwrap_or_default()
+        };
+        let (v4_ids, other_ids) = (fresh(v4()), fresh(&other));
+        assert_ne!(v4_ids, other_ids);
+        for _ in 0..3 {
+            assert_eq!(v4().encode(text, false), v4_ids);
+            assert_eq!(other.encode(text, false), other_ids);
+        }
+    }
+
+    #[test]
     fn batch_calls_give_what_single_calls_give() {
         let single = v4().with_threads(1);
         let line = "Batch text 42, 中文 <｜User｜> and  spaces\n";
