@@ -269,6 +269,8 @@ def _options_json(options: ConversionOptions | None) -> str | None:
 
 
 def _as_text(request: RequestLike) -> str:
+    if type(request) is str:  # the common case first: the model classes' checks cost more
+        return request
     if isinstance(request, ChatCompletionRequest | ResponsesRequest | MessagesRequest):
         return request.to_json()
     if isinstance(request, bytes):

@@ -6,9 +6,10 @@ use std::sync::OnceLock;
 use deepseek_recipe::stream::{SharedTokenText, TokenizerText};
 use deepseek_recipe::{IncrementalDecoder, Tokenizer};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyString};
+use pyo3::types::{PyByteArray, PyList, PyString};
 
 use crate::errors::to_py_err;
+use crate::id_list::{id_list, id_lists};
 
 /// Texts at least this long are encoded without holding the GIL.
 const DETACH_MIN_BYTES: usize = 4096;
@@ -156,12 +157,18 @@ impl PyTokenizer {
 
     /// The ids of `text`; `allow_special` recognises added tokens written in it.
     #[pyo3(signature = (text, allow_special = false))]
-    fn encode(&self, py: Python<'_>, text: &str, allow_special: bool) -> Vec<u32> {
-        if text.len() >= DETACH_MIN_BYTES {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allow_special: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = if text.len() >= DETACH_MIN_BYTES {
             py.detach(|| self.inner.encode(text, allow_special))
         } else {
             self.inner.encode(text, allow_special)
-        }
+        };
+        id_list(py, &ids)
     }
 
     /// The number of ids of `text`.
@@ -192,14 +199,15 @@ impl PyTokenizer {
 
     /// The ids of each text, encoded in parallel without the GIL.
     #[pyo3(signature = (texts, allow_special = false))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<Bound<'_, PyString>>,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
         allow_special: bool,
-    ) -> PyResult<Vec<Vec<u32>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let texts = borrow_texts(&texts)?;
-        Ok(py.detach(|| self.inner.encode_batch(&texts, allow_special)))
+        let batch = py.detach(|| self.inner.encode_batch(&texts, allow_special));
+        id_lists(py, &batch)
     }
 
     /// The ids of each text, encoded in parallel without the GIL, as one `bytearray` of

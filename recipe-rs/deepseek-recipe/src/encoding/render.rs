@@ -21,12 +21,60 @@ pub(crate) fn render(
         dialect,
         tokens,
         conversation,
-        builder: PromptBuilder::default(),
+        builder: PromptBuilder::with_capacity(estimated_prompt_bytes(conversation)),
         user_turn_open: false,
         user_text_run: None,
     };
     renderer.write_prompt();
     renderer.builder.finish()
+}
+
+/// Markup bytes allowed per message, call and tool beyond their texts.
+const MARKUP_BYTES_PER_ITEM: usize = 64;
+/// Bytes allowed for a tool's schema line beyond its name and description.
+const SCHEMA_BYTES_PER_TOOL: usize = 512;
+/// Bytes allowed for the fixed sections (effort text, tools preamble, response format).
+const FIXED_SECTION_BYTES: usize = 4096;
+
+/// The prompt's size, estimated from the texts the conversation holds, so that the prompt is
+/// written into one buffer (a buffer grown by doubling copies a long prompt several times). Tool
+/// arguments count twice (their DSML markup); schemas are not measured, so a conversation with
+/// large ones may still grow the buffer once or twice.
+fn estimated_prompt_bytes(conversation: &Conversation) -> usize {
+    let calls = |message: &Message| -> usize {
+        message
+            .tool_calls
+            .iter()
+            .flatten()
+            .map(|call| call.name.len() + 2 * call.arguments.len() + MARKUP_BYTES_PER_ITEM)
+            .sum()
+    };
+    let messages: usize = conversation
+        .messages
+        .iter()
+        .map(|message| {
+            message.content.len()
+                + message.reasoning_content.as_ref().map_or(0, String::len)
+                + calls(message)
+                + MARKUP_BYTES_PER_ITEM
+        })
+        .sum();
+    let tools: usize = conversation
+        .tools
+        .iter()
+        .chain(
+            conversation
+                .messages
+                .iter()
+                .flat_map(|message| &message.tools),
+        )
+        .map(|tool| {
+            tool.name.len()
+                + tool.description.as_ref().map_or(0, String::len)
+                + SCHEMA_BYTES_PER_TOOL
+        })
+        .sum();
+    FIXED_SECTION_BYTES + messages + tools
 }
 
 struct Renderer<'a> {
@@ -421,6 +469,32 @@ mod tests {
             end = range.end;
         }
         assert!(end <= rendered.prompt.len());
+    }
+
+    #[test]
+    fn the_prompt_is_written_into_one_buffer() {
+        let long = "line of a long document, 中文 and 😀\n".repeat(20_000);
+        let mut assistant = message(Role::Assistant, "done");
+        assistant.reasoning_content = Some("thinking ".repeat(500));
+        assistant.tool_calls = Some(vec![ToolCall {
+            id: "c1".to_owned(),
+            name: "f".to_owned(),
+            arguments: format!(r#"{{"text": "{}", "n": [1, 2.5]}}"#, "x".repeat(5_000)),
+        }]);
+        let mut result = message(Role::Tool, &long);
+        result.tool_call_id = Some("c1".to_owned());
+        let conversation = conversation(vec![
+            message(Role::System, "sys"),
+            message(Role::User, &long),
+            assistant,
+            result,
+        ]);
+        for dialect in [&v4::DIALECT, &v41::DIALECT] {
+            let rendered = render(dialect, &SpecialTokens::default(), &conversation);
+            let estimate = estimated_prompt_bytes(&conversation);
+            assert!(rendered.prompt.len() <= estimate, "{estimate}");
+            assert_eq!(rendered.prompt.capacity(), estimate);
+        }
     }
 
     #[test]

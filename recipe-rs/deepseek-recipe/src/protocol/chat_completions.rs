@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::shared::{from_json, string_or_list, value_as};
+use super::shared::{from_json, optional_f32, string_or_list, value_as};
 use super::{ChatCompletionThinking, EffortParam};
 use crate::error::Result;
 
@@ -15,8 +15,10 @@ pub struct ChatCompletionRequest {
     /// Model name, matched exactly against the model table.
     pub model: String,
     /// Sampling temperature, [0, 2].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub temperature: Option<f32>,
     /// Nucleus sampling, (0, 1].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub top_p: Option<f32>,
     /// Completion budget.
     pub max_tokens: Option<u32>,
@@ -35,8 +37,10 @@ pub struct ChatCompletionRequest {
     /// Alternatives per position, [0, 20]; needs `logprobs: true`.
     pub top_logprobs: Option<u8>,
     /// Validated to [-2, 2], otherwise no effect.
+    #[serde(default, deserialize_with = "optional_f32")]
     pub frequency_penalty: Option<f32>,
     /// Validated to [-2, 2], otherwise no effect.
+    #[serde(default, deserialize_with = "optional_f32")]
     pub presence_penalty: Option<f32>,
     /// Output format.
     pub response_format: Option<ChatCompletionResponseFormat>,

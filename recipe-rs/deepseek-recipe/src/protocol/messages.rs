@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::shared::{from_json, string_or_list, value_as};
+use super::shared::{from_json, optional_f32, string_or_list, value_as};
 use super::{EffortParam, ThinkingType};
 use crate::error::Result;
 
@@ -23,8 +23,10 @@ pub struct MessagesRequest {
     /// Output settings (only `effort` is used).
     pub output_config: Option<MessagesOutputConfig>,
     /// Sampling temperature, [0, 2].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub temperature: Option<f32>,
     /// Nucleus sampling, (0, 1].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub top_p: Option<f32>,
     /// Stop sequences.
     pub stop_sequences: Option<Vec<String>>,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::chat_completions::ImageDetailParam;
-use super::shared::{json_from_text, string_or_list, typed_from_value, value_as};
+use super::shared::{json_from_text, optional_f32, string_or_list, typed_from_value, value_as};
 use super::EffortParam;
 use crate::error::Result;
 
@@ -20,8 +20,10 @@ pub struct ResponsesRequest {
     /// Completion budget.
     pub max_output_tokens: Option<u32>,
     /// Sampling temperature, [0, 2].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub temperature: Option<f32>,
     /// Nucleus sampling, (0, 1].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub top_p: Option<f32>,
     /// Alternatives per position, [0, 20]; turns log probabilities on.
     pub top_logprobs: Option<u8>,
