@@ -17,12 +17,12 @@ impl StreamParser {
         let index = self.tool_calls - 1;
         for part in self.part_at(start)..self.parts.len() {
             let seg_start = start.max(self.part_start(part));
-            let seg_end = end.min(self.parts[part].end);
+            let seg_end = end.min(self.part_end(part));
             if seg_start < seg_end {
                 let fragment = make(self.text[seg_start..seg_end].to_owned());
                 out.push(ParserEvent::ToolCallArguments { index, fragment });
             }
-            if self.parts[part].end >= end {
+            if self.part_end(part) >= end {
                 break;
             }
         }

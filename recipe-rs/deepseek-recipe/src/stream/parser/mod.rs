@@ -6,13 +6,20 @@
 //! reasoning or content text becomes one delta. Only text that can still change meaning is held
 //! (a suffix that may start a marker, trailing newlines that may be trimmed, pending leading
 //! newlines), so the held text stays short and each piece is scanned a bounded number of times.
+//! The one exception is a possible stop sequence, held however long it is (as the reference
+//! does): the text state then reads each byte once ([`TextScan`], [`StopMatcher`]), and the
+//! held text is compacted only once most of it was consumed, so long holds stay linear.
 
 mod fragment;
 mod markup;
+mod stops;
 mod text;
 
+use std::collections::VecDeque;
+
 pub use fragment::{escape_json_string, ArgumentFragment};
-use text::JsonStage;
+use stops::StopMatcher;
+use text::{JsonStage, TextScan};
 
 use super::logprobs::LogprobEntry;
 use super::parsing_options::{ParsingOptions, ThinkingInitialStage};
@@ -120,7 +127,7 @@ enum State {
 /// One piece's share of the held text.
 #[derive(Debug, Clone)]
 struct Part {
-    /// Byte offset (in the held text) where the part ends.
+    /// Stream offset (bytes since the first piece) where the part ends.
     end: usize,
     /// The part is a whole piece (an empty whole piece still yields an empty delta).
     whole: bool,
@@ -134,14 +141,21 @@ struct Part {
 #[derive(Debug, Clone)]
 pub struct StreamParser {
     options: ParsingOptions,
+    stops: StopMatcher,
     state: State,
     json: JsonStage,
     /// Leading newlines of the current reasoning/content section are still being dropped.
     strip_leading: bool,
     /// Nothing but newlines/empty pieces arrived yet in the current section: they are held.
     section_start: bool,
+    /// The held text starts at byte `start` of `text`; the bytes before it were consumed.
     text: String,
-    parts: Vec<Part>,
+    start: usize,
+    /// Stream offset of `text`'s first byte (part ends are stream offsets).
+    base: usize,
+    parts: VecDeque<Part>,
+    /// How far the current text section was read; `None` after a marker.
+    scan: Option<TextScan>,
     /// The last piece ended exactly at a marker: the next piece continues that (empty) part.
     continue_part: bool,
     tool_calls: usize,
@@ -149,7 +163,7 @@ pub struct StreamParser {
     parameters: usize,
     /// Backticks seen in JSON prefix text: the current run, or 3 once a run of three was seen.
     prefix_backticks: u8,
-    /// Offset in the held text where the latest piece starts.
+    /// Offset in `text` where the latest piece starts.
     piece_start: usize,
     /// Empty pieces are not emitted (flushing a section that never started).
     skip_empty_pieces: bool,
@@ -159,8 +173,6 @@ pub struct StreamParser {
     open_quote_may_wait: bool,
     /// The latest piece came from token ids (see [`Piece::from_tokens`]).
     token_mode: bool,
-    /// Reasoning ended with `</think>` (content newlines are then visible to stop sequences).
-    after_think: bool,
 }
 
 impl StreamParser {
@@ -184,13 +196,17 @@ impl StreamParser {
             JsonStage::Off
         };
         Self {
+            stops: StopMatcher::new(&options.stop_sequences),
             options,
             state,
             json,
             strip_leading,
             section_start,
             text: String::new(),
-            parts: Vec::new(),
+            start: 0,
+            base: 0,
+            parts: VecDeque::new(),
+            scan: None,
             continue_part: false,
             tool_calls: 0,
             tool_name: String::new(),
@@ -201,7 +217,6 @@ impl StreamParser {
             open_quote_pending: false,
             open_quote_may_wait: false,
             token_mode: false,
-            after_think: false,
         }
     }
 
@@ -217,7 +232,7 @@ impl StreamParser {
 
     /// Bytes of text currently held back (waiting for more input).
     pub fn held_bytes(&self) -> usize {
-        self.text.len()
+        self.text.len() - self.start
     }
 
     /// Pieces currently held back.
@@ -251,8 +266,8 @@ impl StreamParser {
         self.token_mode = from_tokens;
         self.piece_start = self.text.len();
         self.text.push_str(text);
-        self.parts.push(Part {
-            end: self.text.len(),
+        self.parts.push_back(Part {
+            end: self.base + self.text.len(),
             whole,
             logprobs,
             consumed: false,
@@ -265,13 +280,16 @@ impl StreamParser {
         if self.state != State::Stopped {
             self.run(true, out);
         }
+        self.base += self.text.len();
         self.text.clear();
+        self.start = 0;
         self.parts.clear();
+        self.scan = None;
     }
 
     /// Processes held text from its start; keeps what must wait for more input.
     fn run(&mut self, at_end: bool, out: &mut Vec<ParserEvent>) {
-        let mut pos = 0;
+        let mut pos = self.start;
         let mut marker_end = None;
         loop {
             let step = match self.state {
@@ -288,6 +306,7 @@ impl StreamParser {
                 Step::Marker(next) => {
                     pos = next;
                     marker_end = Some(next);
+                    self.scan = None;
                 }
                 Step::Wait(keep) => {
                     pos = keep;
@@ -303,27 +322,38 @@ impl StreamParser {
     /// `pos` stays held only while a text state holds it (pending leading-newline strip).
     fn drain(&mut self, pos: usize) {
         let text_state = matches!(self.state, State::Reasoning | State::Content);
-        let mut start = 0;
-        let mut consumed = 0;
-        for part in &self.parts {
-            let empty = part.end == start;
-            let done =
-                part.end < pos || (part.end == pos && (!empty || part.consumed || !text_state));
+        let mut start = self.start;
+        while let Some(part) = self.parts.front() {
+            let end = part.end - self.base;
+            let empty = end == start;
+            let done = end < pos || (end == pos && (!empty || part.consumed || !text_state));
             if !done {
                 break;
             }
-            consumed += 1;
-            start = part.end;
+            start = end;
+            self.parts.pop_front();
         }
-        self.parts.drain(..consumed);
-        if let Some(first) = self.parts.first_mut() {
+        if let Some(first) = self.parts.front_mut() {
             first.whole &= start >= pos;
         }
-        for part in &mut self.parts {
-            part.end -= pos;
+        self.start = pos;
+        // Moving the held text costs as much as it holds: only once that is at most the text
+        // consumed since the last move, so the total stays linear in the output.
+        if 2 * self.start >= self.text.len() {
+            self.compact();
         }
-        self.piece_start = self.piece_start.saturating_sub(pos);
-        self.text.drain(..pos);
+    }
+
+    /// Moves the held text to the start of the buffer.
+    fn compact(&mut self) {
+        let shift = self.start;
+        self.text.drain(..shift);
+        self.base += shift;
+        self.start = 0;
+        self.piece_start = self.piece_start.saturating_sub(shift);
+        if let Some(scan) = &mut self.scan {
+            scan.shift(shift);
+        }
     }
 
     /// Whether a marker at `[start, end)` was completed by the latest piece (began in held
@@ -359,21 +389,31 @@ impl StreamParser {
         self.text.len() - pos > MAX_HELD_BYTES || self.parts.len() > MAX_HELD_PIECES
     }
 
-    /// Start offset of part `index`.
+    /// Start offset (in `text`) of part `index`.
     fn part_start(&self, index: usize) -> usize {
         if index == 0 {
-            0
+            self.start
         } else {
-            self.parts[index - 1].end
+            self.part_end(index - 1)
         }
+    }
+
+    /// End offset (in `text`) of part `index`.
+    fn part_end(&self, index: usize) -> usize {
+        self.parts[index].end - self.base
+    }
+
+    /// Index of the first part that ends at or after `offset`.
+    fn first_part_ending_from(&self, offset: usize) -> usize {
+        self.parts
+            .partition_point(|part| part.end - self.base < offset)
     }
 
     /// Index of the part containing byte `offset` (the last part for the end offset).
     fn part_at(&self, offset: usize) -> usize {
         self.parts
-            .iter()
-            .position(|part| part.end > offset)
-            .unwrap_or(self.parts.len().saturating_sub(1))
+            .partition_point(|part| part.end - self.base <= offset)
+            .min(self.parts.len().saturating_sub(1))
     }
 }
 

@@ -1,5 +1,6 @@
 //! Reasoning and content: markers, holding, per-piece deltas and JSON output mode.
 
+use super::stops::{StopState, START};
 use super::*;
 
 /// Stage of JSON output mode within content.
@@ -29,6 +30,45 @@ enum Marker {
     BareJson,
 }
 
+/// How far a text state has read the held text, kept between pieces so that each push reads
+/// only the new text (markers are short, stop sequences may be long).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TextScan {
+    /// Offset in the buffer up to which no marker was complete.
+    end: usize,
+    /// End of the newlines that open the section's held text (as far as read).
+    newlines_end: usize,
+    /// The stop matcher's state after the content text read.
+    stop: StopState,
+}
+
+impl TextScan {
+    /// Nothing read yet from `pos` on.
+    fn at(pos: usize) -> Self {
+        Self {
+            end: pos,
+            newlines_end: pos,
+            stop: START,
+        }
+    }
+
+    /// Offsets after the buffer dropped its first `by` bytes.
+    pub(super) fn shift(&mut self, by: usize) {
+        self.end -= by;
+        self.newlines_end = self.newlines_end.saturating_sub(by);
+    }
+
+    /// Extends the opening newlines over text read for the first time.
+    fn read_newlines(&mut self, text: &str) {
+        if self.newlines_end == self.end {
+            let run = text.as_bytes()[self.end..]
+                .iter()
+                .take_while(|&&byte| byte == b'\n');
+            self.newlines_end += run.count();
+        }
+    }
+}
+
 /// How a run of text-state text is trimmed before it is emitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Trim {
@@ -37,16 +77,10 @@ enum Trim {
 }
 
 impl StreamParser {
-    /// The active markers of the current text state, in priority order.
-    fn markers(&self) -> impl Iterator<Item = (&str, Marker)> + '_ {
+    /// The active markup and JSON markers of the current text state, in priority order (stop
+    /// sequences come before all of them; see [`Self::stops_active`]).
+    fn markers(&self) -> impl Iterator<Item = (&'static str, Marker)> {
         let content = self.state == State::Content;
-        let stops = self
-            .options
-            .stop_sequences
-            .iter()
-            .enumerate()
-            .filter(move |(_, stop)| content && !stop.is_empty())
-            .map(|(index, stop)| (stop.as_str(), Marker::StopSequence(index)));
         let markup: &'static [(&'static str, Marker)] = if self.options.parse_tool_calls {
             &[(THINK_END, Marker::ThinkEnd), (DSML_OPEN, Marker::DsmlOpen)]
         } else {
@@ -64,23 +98,65 @@ impl StreamParser {
             JsonStage::Bare if self.prefix_backticks >= 3 => &[(FENCE_CLOSE, Marker::FenceClose)],
             JsonStage::Off | JsonStage::AfterFence | JsonStage::Bare => &[],
         };
-        stops
-            .chain(markup.iter().copied())
-            .chain(json.iter().copied())
+        markup.iter().chain(json).copied()
     }
 
-    /// The marker that completes first in `hay` after `skipped` bytes, as `(start, end, kind)`
-    /// (a short stop sequence inside a longer one wins; earlier markers win ties).
-    fn first_marker(&self, hay: &str, skipped: usize) -> Option<(usize, usize, Marker)> {
+    /// Stop sequences apply to content, except around a JSON document (before it starts and
+    /// after its closing fence).
+    fn stops_active(&self) -> bool {
+        self.state == State::Content
+            && matches!(
+                self.json,
+                JsonStage::Off | JsonStage::Fenced | JsonStage::Bare
+            )
+    }
+
+    /// The marker that completes first in the held text from `pos`, as buffer offsets
+    /// `(start, end, kind)`: a short stop sequence inside a longer one wins, and stop sequences,
+    /// then earlier markers, win ties. Reads only what `scan` has not read yet and advances it.
+    ///
+    /// Newlines being stripped from the start of the content (`strip`) are each seen alone: only
+    /// a stop sequence that is exactly `"\n"` matches one, and the stop matcher starts after them.
+    fn first_marker(
+        &self,
+        pos: usize,
+        strip: bool,
+        scan: &mut TextScan,
+    ) -> Option<(usize, usize, Marker)> {
+        let stops = self.stops_active() && !self.stops.is_empty();
+        if stops && strip && scan.newlines_end > pos {
+            if let Some(index) = self.stops.newline_stop() {
+                return Some((pos, pos + 1, Marker::StopSequence(index)));
+            }
+        }
         let mut found: Option<(usize, usize, Marker)> = None;
         for (marker, kind) in self.markers() {
-            if let Some(start) = find_marker(&hay[skipped..], marker).map(|at| at + skipped) {
-                let end = start + marker.len();
+            // A marker that was incomplete at the end of the text read so far may end later.
+            let from = char_floor(
+                &self.text,
+                scan.end.saturating_sub(marker.len() - 1).max(pos),
+            );
+            if let Some(at) = find_marker(&self.text[from..], marker) {
+                let (start, end) = (from + at, from + at + marker.len());
                 if found.is_none_or(|(_, best, _)| end < best) {
                     found = Some((start, end, kind));
                 }
             }
         }
+        if stops {
+            let from = scan.end.max(if strip { scan.newlines_end } else { pos });
+            let until = found.map_or(self.text.len(), |(_, end, _)| end);
+            let fresh = self.text.as_bytes().get(from..until).unwrap_or_default();
+            if let Some((len, index)) = self.stops.feed(&mut scan.stop, fresh) {
+                let end = from + len;
+                return Some((
+                    end - self.stops.stop_len(index),
+                    end,
+                    Marker::StopSequence(index),
+                ));
+            }
+        }
+        scan.end = self.text.len();
         found
     }
 
@@ -91,15 +167,10 @@ impl StreamParser {
         at_end: bool,
         out: &mut Vec<ParserEvent>,
     ) -> Step {
-        let hay = &self.text[pos..];
-        // Leading newlines of the initial content are gone before stop sequences see the text
-        // (after `</think>` they are still there).
-        let skipped = if self.strip_leading && self.state == State::Content && !self.after_think {
-            hay.len() - hay.trim_start_matches('\n').len()
-        } else {
-            0
-        };
-        let found = self.first_marker(hay, skipped);
+        let mut scan = self.scan.take().unwrap_or(TextScan::at(pos));
+        scan.read_newlines(&self.text);
+        let strip = self.strip_leading && self.state == State::Content;
+        let found = self.first_marker(pos, strip, &mut scan);
         let reasoning = self.state == State::Reasoning;
         if let Some((start, end, kind)) = found {
             if !reasoning {
@@ -110,16 +181,20 @@ impl StreamParser {
                 Marker::DsmlOpen => Trim::TrailingNewlines,
                 _ => Trim::None,
             };
-            // Empty pieces directly before the JSON document (no prefix text) yield nothing.
-            let before = &self.text[pos..pos + start];
+            // Empty pieces directly before the JSON document or a stop sequence (no text before
+            // it) yield nothing.
+            let before = &self.text[pos..start];
             let visible = if self.strip_leading {
                 before.trim_start_matches('\n')
             } else {
                 before
             };
-            self.skip_empty_pieces =
-                matches!(kind, Marker::BareJson | Marker::FenceOpen) && visible.is_empty();
-            self.emit_text(pos, pos + start, trim, out);
+            let skips_empty = matches!(
+                kind,
+                Marker::BareJson | Marker::FenceOpen | Marker::StopSequence(_)
+            );
+            self.skip_empty_pieces = skips_empty && visible.is_empty();
+            self.emit_text(pos, start, trim, out);
             self.skip_empty_pieces = false;
             match kind {
                 Marker::StopSequence(index) => {
@@ -129,7 +204,6 @@ impl StreamParser {
                     return Step::Wait(self.text.len());
                 }
                 Marker::ThinkEnd => {
-                    self.after_think |= reasoning;
                     self.strip_leading = reasoning;
                     self.section_start = reasoning;
                     if reasoning {
@@ -140,7 +214,7 @@ impl StreamParser {
                     // The block scan starts at the DSML token itself, so an opener that is
                     // already an invoke (`<｜DSML｜invoke name="…">`) starts a call.
                     self.state = State::ToolBlock;
-                    return Step::Marker(pos + start + 1);
+                    return Step::Marker(start + 1);
                 }
                 Marker::FenceOpen => {
                     self.json = JsonStage::Fenced;
@@ -150,16 +224,16 @@ impl StreamParser {
                 Marker::BareJson => {
                     self.json = JsonStage::Bare;
                     self.strip_leading = false;
-                    self.emit_text(pos + start, pos + end, Trim::None, out);
+                    self.emit_text(start, end, Trim::None, out);
                 }
             }
-            return Step::Marker(pos + end);
+            return Step::Marker(end);
         }
         // Nothing visible yet: leading newlines that will be stripped, or empty pieces.
         let only_newlines = if self.strip_leading {
-            hay.bytes().all(|byte| byte == b'\n')
+            scan.newlines_end == self.text.len()
         } else {
-            hay.is_empty()
+            pos == self.text.len()
         };
         if at_end {
             if !(self.section_start && only_newlines) {
@@ -167,22 +241,36 @@ impl StreamParser {
             }
             return Step::Wait(self.text.len());
         }
+        self.scan = Some(scan);
         if self.section_start && only_newlines && !self.over_hold_limit(pos) {
             return Step::Wait(pos);
         }
+        let hay = &self.text[pos..];
         let mut hold = self.text.len();
         for (marker, _) in self.markers() {
             if let Some(start) = self.partial_start(hay, marker) {
                 hold = hold.min(pos + start);
             }
         }
+        // Trailing newlines wait for what follows them (a marker may trim them), also when
+        // they end right before a possible marker, but not before a possible stop sequence.
         let newline_hold = reasoning
             || self.options.parse_tool_calls
             || matches!(self.json, JsonStage::Bare | JsonStage::Fenced);
         if newline_hold {
             hold = pos + self.text[pos..hold].trim_end_matches('\n').len();
         }
-        let keep = self.hold_from(pos, hold);
+        let mut keep = self.hold_from(pos, hold);
+        // A possible stop sequence is held whatever its length, like the reference does.
+        let stop_partial = if self.stops_active() {
+            self.stops.depth(scan.stop)
+        } else {
+            0
+        };
+        if stop_partial > 0 {
+            let part = self.part_at(self.text.len() - stop_partial);
+            keep = keep.min(self.part_start(part).max(pos));
+        }
         self.emit_text(pos, keep, Trim::None, out);
         Step::Wait(keep)
     }
@@ -216,12 +304,10 @@ impl StreamParser {
         if to > from {
             self.section_start = false;
         }
-        let Some(first) = self.parts.iter().position(|part| part.end >= start) else {
-            return;
-        };
+        let first = self.first_part_ending_from(start);
         for index in first..self.parts.len() {
             let part_start = self.part_start(index);
-            let part_end = self.parts[index].end;
+            let part_end = self.part_end(index);
             if part_start > end || (part_start == end && part_end > end) {
                 break;
             }
@@ -262,4 +348,12 @@ impl StreamParser {
             }
         }
     }
+}
+
+/// The largest character boundary of `text` at or before `offset`.
+fn char_floor(text: &str, mut offset: usize) -> usize {
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
 }
