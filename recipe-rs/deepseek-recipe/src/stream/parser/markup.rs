@@ -144,13 +144,7 @@ impl StreamParser {
     /// Skipping attribute text up to `true">` or `false">`.
     pub(super) fn param_attributes(&mut self, pos: usize, at_end: bool) -> Step {
         let hay = &self.text[pos..];
-        let string = find_marker(hay, STRING_VALUE).map(|at| (at, at + STRING_VALUE.len(), true));
-        let raw = find_marker(hay, RAW_VALUE).map(|at| (at, at + RAW_VALUE.len(), false));
-        let found = match (string, raw) {
-            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-            (a, b) => a.or(b),
-        };
-        match found {
+        match first_value_start(hay) {
             Some((at, end, string)) => {
                 self.open_quote_pending = string;
                 self.open_quote_may_wait = !self.spans_piece_start(pos + at, pos + end);
@@ -246,6 +240,19 @@ fn closing_tag_incomplete(rest: &str) -> bool {
         && rest
             .bytes()
             .all(|byte| byte.is_ascii_alphabetic() || byte == b'_')
+}
+
+/// The first `true">` or `false">` in `hay` as `(start, end, string)`, found in one pass over
+/// the tag ends `">` (searching for each spelling separately reads the whole rest of the output
+/// for the one that is absent, at every parameter).
+fn first_value_start(hay: &str) -> Option<(usize, usize, bool)> {
+    hay.match_indices(VALUE_END).find_map(|(at, _)| {
+        let end = at + VALUE_END.len();
+        [(STRING_VALUE, true), (RAW_VALUE, false)]
+            .into_iter()
+            .find(|(spelling, _)| hay[..end].ends_with(spelling))
+            .map(|(spelling, string)| (end - spelling.len(), end, string))
+    })
 }
 
 /// Longest tag text searched for a parameter start before giving up on the tag.

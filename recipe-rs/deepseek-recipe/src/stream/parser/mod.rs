@@ -40,6 +40,8 @@ const PARAMETER_START: &str = "parameter name=";
 const STRING_VALUE: &str = "true\">";
 /// Ends the attribute skip of a raw (non-string) parameter.
 const RAW_VALUE: &str = "false\">";
+/// What both attribute-skip ends end with.
+const VALUE_END: &str = "\">";
 /// JSON output mode fences and the bare-JSON openers.
 const FENCE_OPEN_JSON: &str = "```json\n";
 const FENCE_OPEN: &str = "```\n";

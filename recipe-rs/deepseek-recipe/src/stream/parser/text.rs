@@ -173,6 +173,7 @@ impl StreamParser {
         let found = self.first_marker(pos, strip, &mut scan);
         let reasoning = self.state == State::Reasoning;
         if let Some((start, end, kind)) = found {
+            self.drop_stripped_empty_pieces(pos, scan.newlines_end);
             if !reasoning {
                 self.section_start = false;
             }
@@ -252,6 +253,25 @@ impl StreamParser {
                 hold = hold.min(pos + start);
             }
         }
+        // A possible stop sequence is held whatever its length, like the reference does.
+        let stop_partial = if self.stops_active() {
+            self.stops.depth(scan.stop)
+        } else {
+            0
+        };
+        let stop_hold = self.text.len() - stop_partial;
+        // At the start of a section, empty pieces and leading newlines wait with a possible
+        // marker or stop sequence until text before it is visible.
+        let visible_until = hold.min(stop_hold);
+        let visible = if self.strip_leading {
+            scan.newlines_end < visible_until
+        } else {
+            pos < visible_until
+        };
+        if self.section_start && !visible && !self.over_hold_limit(pos) {
+            return Step::Wait(pos);
+        }
+        self.drop_stripped_empty_pieces(pos, scan.newlines_end);
         // Trailing newlines wait for what follows them (a marker may trim them), also when
         // they end right before a possible marker, but not before a possible stop sequence.
         let newline_hold = reasoning
@@ -261,18 +281,28 @@ impl StreamParser {
             hold = pos + self.text[pos..hold].trim_end_matches('\n').len();
         }
         let mut keep = self.hold_from(pos, hold);
-        // A possible stop sequence is held whatever its length, like the reference does.
-        let stop_partial = if self.stops_active() {
-            self.stops.depth(scan.stop)
-        } else {
-            0
-        };
         if stop_partial > 0 {
-            let part = self.part_at(self.text.len() - stop_partial);
-            keep = keep.min(self.part_start(part).max(pos));
+            keep = keep.min(self.part_start(self.part_at(stop_hold)).max(pos));
         }
         self.emit_text(pos, keep, Trim::None, out);
         Step::Wait(keep)
+    }
+
+    /// Once the section's first visible text is known: when leading newlines (up to
+    /// `newlines_end`) are stripped, the empty pieces among them yield nothing either.
+    fn drop_stripped_empty_pieces(&mut self, pos: usize, newlines_end: usize) {
+        if !self.strip_leading || newlines_end == pos {
+            return;
+        }
+        let first = self.first_part_ending_from(pos);
+        for index in first..self.parts.len() {
+            if self.part_end(index) > newlines_end {
+                break;
+            }
+            if self.part_start(index) == self.part_end(index) {
+                self.parts[index].consumed = true;
+            }
+        }
     }
 
     /// Where held text starts when `hold` is the first byte that may still change meaning: the
@@ -313,8 +343,9 @@ impl StreamParser {
             }
             let seg_start = from.max(part_start);
             let seg_end = to.min(part_end);
+            let part = &self.parts[index];
             let empty_piece =
-                part_start == part_end && self.parts[index].whole && !self.skip_empty_pieces;
+                part_start == part_end && part.whole && !part.consumed && !self.skip_empty_pieces;
             if seg_start >= seg_end && !empty_piece {
                 continue;
             }
