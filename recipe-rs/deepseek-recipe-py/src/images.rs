@@ -20,6 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes};
 
 use crate::errors::to_py_err;
+use crate::ints::Count;
 use crate::requests::PyConvertedRequest;
 
 /// A preprocessed image: `(webp bytes, width, height, format, source format, token count)`.
@@ -27,6 +28,17 @@ type ImageTuple = (Py<PyBytes>, u32, u32, &'static str, &'static str, u64);
 
 /// Resolver limits in the order of `ResolverLimits`' fields.
 type LimitsTuple = (usize, u64, u64, u32, u32, usize, u32, usize);
+/// A limits tuple as Python passes it (each field range-checked).
+type PyLimitsTuple = (
+    Count<usize>,
+    Count<u64>,
+    Count<u64>,
+    Count<u32>,
+    Count<u32>,
+    Count<usize>,
+    Count<u32>,
+    Count<usize>,
+);
 
 fn image_error(error: ImageError) -> PyErr {
     to_py_err(Error::Image(error))
@@ -71,13 +83,13 @@ fn preprocess(
     py: Python<'_>,
     data: &[u8],
     detail_name: &str,
-    max_dimension_px: u32,
-    low_detail_max_dimension_px: u32,
+    max_dimension_px: Count<u32>,
+    low_detail_max_dimension_px: Count<u32>,
 ) -> PyResult<ImageTuple> {
     let options = PreprocessOptions {
         detail: detail(detail_name)?,
-        max_dimension_px,
-        low_detail_max_dimension_px,
+        max_dimension_px: max_dimension_px.0,
+        low_detail_max_dimension_px: low_detail_max_dimension_px.0,
     };
     let image = py
         .detach(|| preprocess_image(data, &options))
@@ -87,8 +99,8 @@ fn preprocess(
 
 /// Prompt tokens one image of `width`×`height` costs (after fitting to the budget).
 #[pyfunction]
-fn image_token_count(width: u64, height: u64) -> PyResult<u64> {
-    image_tokens(width, height).map_err(|error| {
+fn image_token_count(width: Count<u64>, height: Count<u64>) -> PyResult<u64> {
+    image_tokens(width.0, height.0).map_err(|error| {
         image_error(ImageError::new(
             ImageErrorKind::Resize,
             "",
@@ -139,8 +151,8 @@ impl PyImageFetcher {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        max_bytes: u64,
-        max_redirects: u32,
+        max_bytes: Count<u64>,
+        max_redirects: Count<u32>,
         connect_timeout_s: f64,
         total_timeout_s: f64,
         allow_special_addresses: bool,
@@ -159,8 +171,8 @@ impl PyImageFetcher {
         let policy =
             destination_policy(allow_special_addresses, allowed_ranges, destination_filter)?;
         let inner = HttpFetcher::default()
-            .with_max_bytes(max_bytes)
-            .with_max_redirects(max_redirects)
+            .with_max_bytes(max_bytes.0)
+            .with_max_redirects(max_redirects.0)
             .with_timeouts(
                 duration(connect_timeout_s, "connect_timeout_s")?,
                 duration(total_timeout_s, "total_timeout_s")?,
@@ -209,11 +221,11 @@ impl PyImageResolver {
     /// A resolver fetching with `fetcher` (`None`: URL sources fail), with `limits`
     /// (`None`: the reference's defaults) and retries.
     #[new]
-    #[pyo3(signature = (fetcher=None, limits=None, retry_attempts=4, retry_initial_backoff_s=0.25))]
+    #[pyo3(signature = (fetcher=None, limits=None, retry_attempts=Count(4), retry_initial_backoff_s=0.25))]
     fn new(
         fetcher: Option<PyRef<'_, PyImageFetcher>>,
-        limits: Option<LimitsTuple>,
-        retry_attempts: u32,
+        limits: Option<PyLimitsTuple>,
+        retry_attempts: Count<u32>,
         retry_initial_backoff_s: f64,
     ) -> PyResult<Self> {
         let resolver = match fetcher {
@@ -221,19 +233,19 @@ impl PyImageResolver {
             None => ImageResolver::offline(),
         };
         let limits = limits.map_or_else(ResolverLimits::default, |limits| ResolverLimits {
-            max_images: limits.0,
-            max_image_bytes: limits.1,
-            max_total_bytes: limits.2,
-            max_dimension_px: limits.3,
-            many_images_max_dimension_px: limits.4,
-            many_images: limits.5,
-            low_detail_max_dimension_px: limits.6,
-            max_url_bytes: limits.7,
+            max_images: limits.0 .0,
+            max_image_bytes: limits.1 .0,
+            max_total_bytes: limits.2 .0,
+            max_dimension_px: limits.3 .0,
+            many_images_max_dimension_px: limits.4 .0,
+            many_images: limits.5 .0,
+            low_detail_max_dimension_px: limits.6 .0,
+            max_url_bytes: limits.7 .0,
         });
         let initial_backoff = Duration::try_from_secs_f64(retry_initial_backoff_s)
             .map_err(|_| PyValueError::new_err("invalid retry_initial_backoff_s"))?;
         let retry = RetryPolicy {
-            attempts: retry_attempts,
+            attempts: retry_attempts.0,
             initial_backoff,
         };
         Ok(Self {

@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod images;
+mod ints;
 mod requests;
 mod stream;
 mod tokenizer;

@@ -8,6 +8,7 @@ use deepseek_recipe::{IncrementalDecoder, Tokenizer};
 use pyo3::prelude::*;
 
 use crate::errors::to_py_err;
+use crate::ints::{read, token_ids, Count, TokenId};
 
 /// Texts at least this long are encoded without holding the GIL.
 const DETACH_MIN_BYTES: usize = 4096;
@@ -151,9 +152,9 @@ impl PyTokenizer {
     }
 
     /// This tokenizer (same tables) using up to `threads` threads per call (`0` counts as `1`).
-    fn with_threads(&self, threads: usize) -> Self {
+    fn with_threads(&self, threads: Count<usize>) -> Self {
         Self {
-            inner: self.inner.with_threads(threads),
+            inner: self.inner.with_threads(threads.0),
             token_text: OnceLock::new(),
         }
     }
@@ -210,12 +211,14 @@ impl PyTokenizer {
     }
 
     /// The text of `ids`; raises `TokenizerError` for an unknown id.
-    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+    fn decode(&self, py: Python<'_>, ids: Vec<TokenId>) -> PyResult<String> {
+        let ids = token_ids(ids);
         py.detach(|| self.inner.decode(&ids)).map_err(to_py_err)
     }
 
     /// The text of each id list, decoded in parallel without the GIL.
-    fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<u32>>) -> PyResult<Vec<String>> {
+    fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<TokenId>>) -> PyResult<Vec<String>> {
+        let batch: Vec<Vec<u32>> = batch.into_iter().map(token_ids).collect();
         py.detach(|| {
             parallel_map(&batch, self.inner.threads(), Vec::len, |ids, _| {
                 self.inner.decode(ids)
@@ -231,9 +234,12 @@ impl PyTokenizer {
         self.inner.token_to_id(token)
     }
 
-    /// The spelling of token `id`, if any.
-    fn id_to_token(&self, id: u32) -> Option<String> {
-        self.inner.id_to_token(id).map(str::to_owned)
+    /// The spelling of token `id`, if any (none for an int outside `u32`).
+    fn id_to_token(&self, id: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        let id = read::<u32>(id)?.ok();
+        Ok(id
+            .and_then(|id| self.inner.id_to_token(id))
+            .map(str::to_owned))
     }
 
     /// One more than the largest token id.
@@ -267,8 +273,8 @@ impl PyIncrementalDecoder {
     }
 
     /// Adds `ids`; returns the newly complete text.
-    fn push(&mut self, ids: Vec<u32>) -> PyResult<String> {
-        self.inner.push(&ids).map_err(to_py_err)
+    fn push(&mut self, ids: Vec<TokenId>) -> PyResult<String> {
+        self.inner.push(&token_ids(ids)).map_err(to_py_err)
     }
 
     /// Ends the stream: an incomplete character left over becomes U+FFFD.

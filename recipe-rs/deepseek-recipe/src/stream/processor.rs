@@ -207,7 +207,7 @@ impl StreamProcessor {
     ) -> Result<()> {
         self.check_open()?;
         self.ensure_started(out);
-        self.completion_tokens += token_count;
+        self.completion_tokens = self.completion_tokens.saturating_add(token_count);
         self.parser
             .push_str(text, Vec::new(), false, &mut self.parser_events);
         self.forward(out);
@@ -243,11 +243,12 @@ impl StreamProcessor {
         }
         let parser = &mut self.parser;
         let events = &mut self.parser_events;
-        self.completion_tokens +=
+        let released =
             self.decoder
                 .decode_each(tokenizer, token_ids, logprobs, |text, logprobs| {
                     parser.push_str(text, logprobs, true, events);
                 });
+        self.completion_tokens = self.completion_tokens.saturating_add(released);
         self.forward(out);
         Ok(())
     }

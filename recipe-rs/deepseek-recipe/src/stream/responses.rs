@@ -855,7 +855,7 @@ impl ResponsesGenerator {
             output_tokens_details: OutputTokensDetails {
                 reasoning_tokens: reasoning_tokens.unwrap_or(0),
             },
-            total_tokens: usage.prompt.prompt_tokens + usage.completion_tokens,
+            total_tokens: usage.total_tokens(),
         });
         self.response.completed_at = Some(super::ids::unix_now().max(self.response.created_at));
         let kind = match incomplete {
