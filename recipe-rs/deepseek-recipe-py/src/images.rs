@@ -12,7 +12,7 @@ use deepseek_recipe::conversation::{ImageDetail, ImageSourceKind};
 use deepseek_recipe::image::{
     image_tokens, preprocess as preprocess_image, DestinationPolicy, HttpFetcher, ImageData,
     ImageError, ImageErrorKind, ImageFetcher, ImageInput, ImageQuota, ImageResolver, IpRange,
-    PreprocessOptions, PreprocessedImage, ResolverLimits, RetryPolicy,
+    PreprocessOptions, PreprocessedImage, ResolveBudget, ResolverLimits, RetryPolicy,
 };
 use deepseek_recipe::Error;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -203,10 +203,10 @@ impl PyImageQuota {
         }
     }
 
-    /// `(image count, encoded bytes)` used so far.
-    fn usage(&self) -> (usize, u64) {
+    /// `(image count, encoded bytes, pixel cost)` used so far.
+    fn usage(&self) -> (usize, u64, u64) {
         let usage = self.inner.usage();
-        (usage.image_count, usage.byte_size)
+        (usage.image_count, usage.byte_size, usage.pixels)
     }
 }
 
@@ -219,14 +219,19 @@ pub struct PyImageResolver {
 #[pymethods]
 impl PyImageResolver {
     /// A resolver fetching with `fetcher` (`None`: URL sources fail), with `limits`
-    /// (`None`: the reference's defaults) and retries.
+    /// (`None`: the reference's defaults), retries, and a `budget` of
+    /// `(deadline_s, concurrent_fetches, max_pixels)` (`None`: the core's defaults).
     #[new]
-    #[pyo3(signature = (fetcher=None, limits=None, retry_attempts=Count(4), retry_initial_backoff_s=0.25))]
+    #[pyo3(signature = (
+        fetcher=None, limits=None, retry_attempts=Count(4), retry_initial_backoff_s=0.25,
+        budget=None,
+    ))]
     fn new(
         fetcher: Option<PyRef<'_, PyImageFetcher>>,
         limits: Option<PyLimitsTuple>,
         retry_attempts: Count<u32>,
         retry_initial_backoff_s: f64,
+        budget: Option<(f64, Count<usize>, Count<u64>)>,
     ) -> PyResult<Self> {
         let resolver = match fetcher {
             Some(fetcher) => ImageResolver::new(fetcher.inner.clone()),
@@ -248,8 +253,21 @@ impl PyImageResolver {
             attempts: retry_attempts.0,
             initial_backoff,
         };
+        let budget = match budget {
+            Some((deadline_s, concurrent_fetches, max_pixels)) => ResolveBudget {
+                deadline: Duration::try_from_secs_f64(deadline_s).map_err(|_| {
+                    PyValueError::new_err(format!("invalid deadline_s: {deadline_s}"))
+                })?,
+                concurrent_fetches: concurrent_fetches.0,
+                max_pixels: max_pixels.0,
+            },
+            None => ResolveBudget::default(),
+        };
         Ok(Self {
-            inner: resolver.with_limits(limits).with_retry(retry),
+            inner: resolver
+                .with_limits(limits)
+                .with_retry(retry)
+                .with_budget(budget),
         })
     }
 
@@ -265,6 +283,16 @@ impl PyImageResolver {
             l.many_images,
             l.low_detail_max_dimension_px,
             l.max_url_bytes,
+        )
+    }
+
+    /// The budget in force, in the order of the constructor's `budget` tuple.
+    fn budget(&self) -> (f64, usize, u64) {
+        let budget = self.inner.budget();
+        (
+            budget.deadline.as_secs_f64(),
+            budget.concurrent_fetches,
+            budget.max_pixels,
         )
     }
 
