@@ -37,8 +37,11 @@ def _png(width: int, height: int) -> bytes:
     rows = b"".join(b"\x00" + b"\x80" * (3 * width) for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     signature = b"\x89PNG\r\n\x1a\n"
-    return signature + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(
-        b"IEND", b""
+    return (
+        signature
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from deepseek_recipe import convert
+from deepseek_recipe.models.chat_completions import ChatCompletion
 from deepseek_recipe.stream import StreamProcessor
 from tests.test_stream_vectors import run_case
 
@@ -62,6 +63,7 @@ def test_a_long_stop_matches_whatever_the_piece_size(length: int, size: int) -> 
     assert processor.finished
     assert "".join(content for _, content in contents) == "Hello "
     response = processor.response()
+    assert isinstance(response, ChatCompletion)
     assert response.choices[0].finish_reason == "stop"
 
 

@@ -7,8 +7,9 @@
 //! (a suffix that may start a marker, trailing newlines that may be trimmed, pending leading
 //! newlines), so the held text stays short and each piece is scanned a bounded number of times.
 //! The one exception is a possible stop sequence, held however long it is (as the reference
-//! does): the text state then reads each byte once ([`TextScan`], [`StopMatcher`]), and the
-//! held text is compacted only once most of it was consumed, so long holds stay linear.
+//! does): the text states then read each byte once (a scan position kept between pieces and an
+//! Aho–Corasick automaton over the stop sequences), and the held text is compacted only once
+//! most of it was consumed, so long holds stay linear.
 
 mod fragment;
 mod markup;

@@ -388,3 +388,126 @@ fn char_floor(text: &str, mut offset: usize) -> usize {
     }
     offset
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn content_parser(stops: &[&str]) -> StreamParser {
+        StreamParser::new(ParsingOptions {
+            stop_sequences: stops.iter().map(|stop| (*stop).to_owned()).collect(),
+            ..ParsingOptions::default()
+        })
+    }
+
+    /// The content text and the matched stop after `pieces` (and `finish` unless stopped).
+    fn run(parser: &mut StreamParser, pieces: &[&str]) -> (String, Option<String>) {
+        let mut out = Vec::new();
+        for piece in pieces {
+            parser.push(Piece::text(*piece), &mut out);
+        }
+        if !parser.stopped() {
+            parser.finish(&mut out);
+        }
+        let mut content = String::new();
+        let mut stop = None;
+        for event in out {
+            match event {
+                ParserEvent::Content(delta) => content.push_str(&delta.text),
+                ParserEvent::StopSequence(matched) => stop = Some(matched),
+                _ => {}
+            }
+        }
+        (content, stop)
+    }
+
+    #[test]
+    fn a_long_stop_is_held_piece_by_piece_until_it_matches() {
+        let stop = format!("Q{}", "ab".repeat(5000));
+        let mut parser = content_parser(&[&stop]);
+        let mut out = Vec::new();
+        parser.push(Piece::text("hi "), &mut out);
+        for (count, ch) in stop.chars().take(stop.len() - 1).enumerate() {
+            parser.push(Piece::text(ch.to_string()), &mut out);
+            assert_eq!(parser.held_pieces(), count + 1);
+        }
+        assert!(parser.held_bytes() > MAX_HELD_BYTES / 2);
+        parser.push(Piece::text("b tail"), &mut out);
+        assert!(parser.stopped());
+        assert_eq!(out.last(), Some(&ParserEvent::StopSequence(stop)));
+    }
+
+    #[test]
+    fn stops_are_off_before_a_json_document() {
+        let mut parser = StreamParser::new(ParsingOptions {
+            parse_json_output: true,
+            stop_sequences: vec!["ab".into()],
+            ..ParsingOptions::default()
+        });
+        assert_eq!(
+            run(&mut parser, &["ab", "{\"k\":", "1}ab"]).1.as_deref(),
+            Some("ab")
+        );
+        let mut parser = StreamParser::new(ParsingOptions {
+            parse_json_output: true,
+            stop_sequences: vec!["ab".into()],
+            ..ParsingOptions::default()
+        });
+        assert_eq!(run(&mut parser, &["x ab", "y"]).1, None);
+    }
+
+    #[test]
+    fn stripped_leading_newlines_are_seen_one_at_a_time() {
+        assert_eq!(
+            run(&mut content_parser(&["\n"]), &["\n\nX"]).1.as_deref(),
+            Some("\n")
+        );
+        assert_eq!(
+            run(&mut content_parser(&["\nX"]), &["\n", "X"]),
+            ("X".into(), None)
+        );
+        assert_eq!(
+            run(&mut content_parser(&["\n\n"]), &["\n", "\n", "a"]),
+            ("a".into(), None)
+        );
+    }
+
+    /// The naive rule on the whole text: the content before the stop that ends first (the
+    /// earliest listed at the same end), and that stop.
+    fn naive(text: &str, stops: &[String]) -> (String, Option<String>) {
+        let found = (1..=text.len())
+            .filter(|&end| text.is_char_boundary(end))
+            .find_map(|end| {
+                stops
+                    .iter()
+                    .find(|stop| !stop.is_empty() && text[..end].ends_with(stop.as_str()))
+                    .map(|stop| (end - stop.len(), stop.clone()))
+            });
+        match found {
+            Some((start, stop)) => (text[..start].to_owned(), Some(stop)),
+            None => (text.to_owned(), None),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn content_stops_match_like_the_naive_rule_for_any_split(
+            text in "[abé][abé\n]{0,60}",
+            stops in prop::collection::vec("[abé\n]{1,5}|a{2,12}", 1..5),
+            cuts in prop::collection::vec(0usize..80, 0..12),
+        ) {
+            let mut bounds: Vec<usize> = cuts
+                .iter()
+                .map(|cut| cut % (text.len() + 1))
+                .filter(|&cut| text.is_char_boundary(cut))
+                .collect();
+            bounds.extend([0, text.len()]);
+            bounds.sort_unstable();
+            let pieces: Vec<&str> = bounds.windows(2).map(|pair| &text[pair[0]..pair[1]]).collect();
+            let stop_refs: Vec<&str> = stops.iter().map(String::as_str).collect();
+            let got = run(&mut content_parser(&stop_refs), &pieces);
+            prop_assert_eq!(got, naive(&text, &stops));
+        }
+    }
+}
