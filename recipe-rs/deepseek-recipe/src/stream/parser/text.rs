@@ -38,6 +38,8 @@ pub(super) struct TextScan {
     end: usize,
     /// End of the newlines that open the section's held text (as far as read).
     newlines_end: usize,
+    /// Start of the newlines that end the text read (`end` when it ends otherwise).
+    trailing_newlines: usize,
     /// The stop matcher's state after the content text read.
     stop: StopState,
 }
@@ -48,6 +50,7 @@ impl TextScan {
         Self {
             end: pos,
             newlines_end: pos,
+            trailing_newlines: pos,
             stop: START,
         }
     }
@@ -56,6 +59,16 @@ impl TextScan {
     pub(super) fn shift(&mut self, by: usize) {
         self.end -= by;
         self.newlines_end = self.newlines_end.saturating_sub(by);
+        self.trailing_newlines = self.trailing_newlines.saturating_sub(by);
+    }
+
+    /// Marks all of `text` read, tracking where its trailing newlines start.
+    fn read_to_end(&mut self, text: &str) {
+        let fresh = &text.as_bytes()[self.end..];
+        if let Some(last) = fresh.iter().rposition(|&byte| byte != b'\n') {
+            self.trailing_newlines = self.end + last + 1;
+        }
+        self.end = text.len();
     }
 
     /// Extends the opening newlines over text read for the first time.
@@ -156,7 +169,7 @@ impl StreamParser {
                 ));
             }
         }
-        scan.end = self.text.len();
+        scan.read_to_end(&self.text);
         found
     }
 
@@ -278,7 +291,11 @@ impl StreamParser {
             || self.options.parse_tool_calls
             || matches!(self.json, JsonStage::Bare | JsonStage::Fenced);
         if newline_hold {
-            hold = pos + self.text[pos..hold].trim_end_matches('\n').len();
+            hold = if hold == self.text.len() {
+                scan.trailing_newlines.max(pos)
+            } else {
+                pos + self.text[pos..hold].trim_end_matches('\n').len()
+            };
         }
         let mut keep = self.hold_from(pos, hold);
         if stop_partial > 0 {
