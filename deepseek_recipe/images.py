@@ -319,7 +319,7 @@ class QuotaUsage:
     image_count: int
     byte_size: int
     """Encoded input bytes (not the WebP output)."""
-    pixels: int = 0
+    pixels: int
     """Pixel cost of its images (see `ResolveBudget.max_pixels`)."""
 
 
