@@ -6,10 +6,15 @@ BIN := $(VENV)/bin
 CARGO_TARGET_DIR ?= $(HOME)/.cache/deepseek-recipe/target
 RECIPE_VECTORS ?= $(abspath ../shared/vectors)
 FUZZ_SECONDS ?= 20
+PEER_PY := bench/.peer-venv/bin/python
+N ?= 2000
+STREAMS ?= 1000
+SEED ?=
+JOBS ?= $(shell nproc)
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python fuzz bench bench-peer vectors selftest serve
+.PHONY: help install build lint test test-rust test-python test-gpu fuzz bench bench-peer vectors selftest serve diff wheel-smoke soak
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -38,13 +43,17 @@ test: test-rust test-python ## All tests: Rust (unit, golden vectors, properties
 test-rust: ## Rust tests, golden vectors included
 	cargo test --workspace
 
-test-python: ## Python tests (needs `make build` first)
-	$(BIN)/pytest
+test-python: ## Python tests (needs `make build` first); JUnit report in reports/pytest.xml
+	$(BIN)/pytest --junitxml=reports/pytest.xml
 
-fuzz: ## Short fuzz run of every cargo-fuzz target (FUZZ_SECONDS each)
+GPU_TESTS := $(addprefix tests/engine/test_engine_,kernels.py gpu_kernels.py batch_invariance.py hf_parity.py sampling.py)
+
+test-gpu: ## Engine tests on a CUDA GPU, `medium` model: kernels, batch invariance, HF parity, sampling
+	ENGINE_TEST_DEVICE=cuda ENGINE_TEST_MODEL=medium $(BIN)/pytest $(GPU_TESTS)
+
+fuzz: ## Fuzz every cargo-fuzz target FUZZ_SECONDS each, from the seeds and the cached corpus
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-	cd recipe-rs/deepseek-recipe && for t in $$(cargo +nightly fuzz list); do \
-		cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 || exit 1; done
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 bench: ## Benchmarks: criterion (Rust), then the side-by-side suite into reports/ (docs/performance.md)
 	cargo bench -p deepseek-recipe
@@ -54,11 +63,25 @@ bench: ## Benchmarks: criterion (Rust), then the side-by-side suite into reports
 bench-peer: ## Create bench/.peer-venv with the published deepseek-recipe 0.2.0, the bench's peer
 	$(PY) -m bench --setup-peer
 
+$(PEER_PY):
+	$(PY) -m bench --setup-peer
+
+diff: $(PEER_PY) ## Differential run against the published 0.2.0 (N requests per protocol, STREAMS streams, SEED)
+	$(PY) -m tests.differential --requests $(N) --streams $(STREAMS) $(if $(SEED),--seed $(SEED)) \
+		--jobs $(JOBS) --out reports/differential
+
 selftest: ## The main job: boot the reference server (tiny model) and run the conformance suite on it
 	BIN=$(BIN) scripts/selftest.sh
+
+soak: ## Soak the reference server: slow clients, 8 MiB prompts, a 20,000-connection flood, 200 streams (SOAK_ARGS)
+	$(PY) scripts/soak.py $(SOAK_ARGS)
 
 serve: ## Start the reference server on 127.0.0.1:8000 (tiny model)
 	$(BIN)/deepseek-recipe serve
 
-vectors: ## Run the golden vectors through the Rust core and print the counts
-	cargo test -p deepseek-recipe --test '*vectors*' -- --nocapture
+vectors: ## Run the golden vectors through the Rust core and the Python CLI and print the counts
+	cargo test -p deepseek-recipe --features fetch --test '*vectors*' -- --nocapture
+	$(BIN)/deepseek-recipe vectors $(RECIPE_VECTORS)
+
+wheel-smoke: ## Build wheel + sdist, install them into fresh venvs outside the checkout, run every command
+	MATURIN=$(BIN)/maturin scripts/wheel_smoke.sh

@@ -45,10 +45,12 @@ def hf_config(model: DeepseekModel) -> DeepseekV3Config:
 
 def hf_model(model: DeepseekModel) -> DeepseekV3ForCausalLM:
     """A transformers model loaded with exactly `model`'s weights (strict: every key must match),
-    on `model`'s device."""
+    on `model`'s device and in its dtype."""
     peer = DeepseekV3ForCausalLM(hf_config(model)).eval()
     peer.load_state_dict(model.state_dict(), strict=True)
-    return peer.to(next(model.parameters()).device)
+    weight = next(model.parameters())
+    # transformers wraps `to`; pyright misreads the wrapper's signature
+    return peer.to(weight.device, weight.dtype)  # pyright: ignore[reportArgumentType]
 
 
 @torch.no_grad()

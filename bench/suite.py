@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import report
+from bench import report, scaling
 from bench.cases import Case, Sizes, request_cases, stream_cases, tokenizer_cases
 from bench.compare import check_status
 from bench.report import Row
@@ -44,6 +44,11 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-hf", action="store_true", help="skip HF tokenizers")
     parser.add_argument(
         "--setup-peer", action="store_true", help="create bench/.peer-venv, then exit"
+    )
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="run the thread-scaling table instead (python -m bench.scaling --help)",
     )
     parser.add_argument("--timeout", type=float, default=900, help="seconds per process")
     parser.add_argument("--markdown", type=Path, help="write the report as markdown")
@@ -132,6 +137,8 @@ def render(rows: list[Row], header: dict[str, Any], markdown: bool) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Runs the suite; returns 1 when an output check differs or a process failed."""
     argv = sys.argv[1:] if argv is None else argv
+    if "--scaling" in argv:
+        return scaling.main([arg for arg in argv if arg != "--scaling"])
     args = arguments(argv)
     if args.setup_peer:
         setup_peer()

@@ -24,9 +24,19 @@ class TokenizerError(RecipeError):
     unknown token id."""
 
 
+INVALID_JSON_PREFIX = "invalid JSON request: "
+"""How the message of a `RequestParseError` for a body that is not JSON starts (the reference's
+wording; too deep a nesting is one of them)."""
+
+
 class RequestParseError(RecipeError):
     """A request body is not valid JSON or not a request of its protocol (wrong types, missing
     fields). The official API has no documented status for this stage."""
+
+    @property
+    def is_invalid_json(self) -> bool:
+        """Whether the body is not JSON at all, rather than JSON of the wrong shape."""
+        return str(self).startswith(INVALID_JSON_PREFIX)
 
 
 class ConversionError(RecipeError):

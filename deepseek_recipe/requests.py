@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import Any, Literal, cast
 
 from deepseek_recipe import _native
-from deepseek_recipe.errors import RequestParseError
+from deepseek_recipe.errors import INVALID_JSON_PREFIX, RequestParseError
 from deepseek_recipe.images import ImageResolver, request_token_adjustment
 from deepseek_recipe.models.chat_completions import ChatCompletionRequest
 from deepseek_recipe.models.messages import MessagesRequest
@@ -275,7 +275,7 @@ def _as_text(request: RequestLike) -> str:
         try:
             return request.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise RequestParseError(f"invalid JSON request: {err}") from err
+            raise RequestParseError(f"{INVALID_JSON_PREFIX}{err}") from err
     if isinstance(request, str):
         return request
     try:

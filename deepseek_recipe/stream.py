@@ -85,8 +85,6 @@ class StreamProcessor:
         signature: str | None = None,
         parsing_options: Mapping[str, Any] | None = None,
         prompt_usage: tuple[int, int] | None = None,
-        echo: bool = True,
-        namespace_tool_map: bool = True,
         thinking_mode: bool | None = None,
     ) -> None:
         """Set up the processor for `converted`.
@@ -96,24 +94,24 @@ class StreamProcessor:
         `seed` fixes the random tool-call ids; `created` the timestamps;
         `signature` is the Messages thinking signature; `parsing_options` replaces the converted
         ones (e.g. extra stop sequences); `prompt_usage` = (prompt tokens, cache hits) seeds the
-        accumulated response until the ready chunk reports usage. `echo`,
-        `namespace_tool_map` (Responses) and `thinking_mode` (Messages) reproduce the reference
-        harness's switches; production code leaves them alone.
+        accumulated response until the ready chunk reports usage. `thinking_mode` (Messages)
+        reproduces the reference harness's direct generator; production code leaves it alone. An
+        empty `response_id` or `model` is used as given.
         """
         self.protocol: Protocol = converted.protocol
-        self.response_id = response_id or new_response_id(converted.protocol)
+        self.response_id = (
+            new_response_id(converted.protocol) if response_id is None else response_id
+        )
         self._native = _native.StreamProcessor(
             converted.native,
             self.response_id,
-            model or converted.request_model,
+            converted.request_model if model is None else model,
             tokenizer.native if isinstance(tokenizer, Tokenizer) else None,
             seed,
             created,
             signature,
             None if parsing_options is None else json.dumps(dict(parsing_options)),
             prompt_usage,
-            echo,
-            namespace_tool_map,
             thinking_mode,
             tokenizer is not False,
         )

@@ -7,6 +7,8 @@ tok = Tokenizer.deepseek_v4()
 ids = tok.encode("Hello <think>")                     # prompt text: specials are plain text
 ids = tok.encode("Hello <think>", allow_special=True)  # added tokens recognised
 text = tok.decode(ids)
+ids = tok.encode_batch_array(texts)                   # many texts, no Python int per id
+first = numpy.asarray(ids[0])                          # uint32 view, not a copy
 ```
 """
 
@@ -14,10 +16,40 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from deepseek_recipe import _native
 
-__all__ = ["IncrementalDecoder", "Tokenizer"]
+__all__ = ["BatchIds", "IncrementalDecoder", "Tokenizer"]
+
+
+@dataclass(frozen=True)
+class BatchIds:
+    """The ids of a batch of texts in one flat uint32 buffer (`Tokenizer.encode_batch_array`).
+
+    `ids` holds every text's ids in order (memoryview format `I`, native-endian uint32) and
+    `offsets` the `len + 1` boundaries (format `Q`): text `i` is `ids[offsets[i]:offsets[i + 1]]`.
+    Both support the buffer protocol: `numpy.asarray(batch.ids)` and
+    `torch.frombuffer(batch.ids, dtype=torch.uint32)` view them without copying.
+    """
+
+    ids: memoryview
+    offsets: memoryview
+
+    def __len__(self) -> int:
+        """The number of texts."""
+        return len(self.offsets) - 1
+
+    def __getitem__(self, index: int) -> memoryview:
+        """The ids of text `index` (a view into `ids`, no copy)."""
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"text index {index} out of range for {len(self)} texts")
+        index %= len(self)
+        return self.ids[self.offsets[index] : self.offsets[index + 1]]
+
+    def to_lists(self) -> list[list[int]]:
+        """The ids as `encode_batch` gives them."""
+        return [self[index].tolist() for index in range(len(self))]
 
 
 class Tokenizer:
@@ -53,6 +85,31 @@ class Tokenizer:
         return _native.Tokenizer.deepseek_v4_json()
 
     @classmethod
+    def deepseek_v41(cls) -> Tokenizer:
+        """The bundled V4 tokenizer plus the V4.1 special tokens it lacks (`<｜System｜>`, id
+        129,280), parsed once per process.
+
+        No official V4.1 `tokenizer.json` is public; this one has V4's BPE (text encodes to the
+        same ids) and every special token the V4.1 prompt format uses, so V4.1 prompts encode.
+        The added ids are this package's, not necessarily DeepSeek's.
+        """
+        return cls(_native.Tokenizer.deepseek_v41())
+
+    @staticmethod
+    def deepseek_v41_json() -> str:
+        """The `tokenizer.json` text of `deepseek_v41()`:
+        `json_with_v41_special_tokens(deepseek_v4_json())`."""
+        return _native.Tokenizer.deepseek_v41_json()
+
+    @staticmethod
+    def json_with_v41_special_tokens(json: str) -> str:
+        """The `tokenizer.json` text `json` with each special token of the V4.1 prompt format it
+        lacks added after its largest id (a spelling already in its BPE vocabulary keeps that
+        id): how a V4-style file becomes one that encodes V4.1 prompts. Raises `TokenizerError`
+        for a file without a `model.vocab` object or with `added_tokens` not a list."""
+        return _native.Tokenizer.json_with_v41_special_tokens(json)
+
+    @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
         """Read a `tokenizer.json` file; raises `TokenizerError` if it is invalid or unsupported."""
         return cls(_native.Tokenizer.from_file(os.fspath(path)))
@@ -81,6 +138,13 @@ class Tokenizer:
         """
         return self._native.encode(text, allow_special)
 
+    def encode_array(self, text: str, allow_special: bool = False) -> memoryview:
+        """`encode` as a uint32 memoryview (format `I`) that numpy and torch take without a copy.
+
+        For long texts this skips making a Python int per id, which costs more than encoding.
+        """
+        return memoryview(self._native.encode_array(text, allow_special)).cast("I")
+
     def count(self, text: str, allow_special: bool = False) -> int:
         """The number of ids `encode` gives."""
         return self._native.count(text, allow_special)
@@ -88,6 +152,15 @@ class Tokenizer:
     def encode_batch(self, texts: Sequence[str], allow_special: bool = False) -> list[list[int]]:
         """`encode` of each text, in parallel."""
         return self._native.encode_batch(list(texts), allow_special)
+
+    def encode_batch_array(self, texts: Sequence[str], allow_special: bool = False) -> BatchIds:
+        """`encode` of each text, in parallel, into one flat uint32 buffer (see `BatchIds`).
+
+        Prefer it to `encode_batch` for large batches: building Python lists (one int object
+        per id, under the GIL) takes longer than the parallel encoding itself.
+        """
+        ids, offsets = self._native.encode_batch_array(list(texts), allow_special)
+        return BatchIds(memoryview(ids).cast("I"), memoryview(offsets).cast("Q"))
 
     def count_batch(self, texts: Sequence[str], allow_special: bool = False) -> list[int]:
         """`count` of each text, in parallel."""

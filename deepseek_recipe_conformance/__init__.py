@@ -1,5 +1,6 @@
 """Endpoint conformance suite: checks any DeepSeek-compatible endpoint against the official API.
 
-Cases are data (`deepseek_recipe_conformance/cases/*.json`), checks are pure functions (`deepseek_recipe_conformance/checks`),
-the runner is async (`deepseek_recipe_conformance/runner.py`) and the reports render one result model.
+Cases are data (`cases/*.json`), checks are pure functions (`checks/`) that judge what the host
+returned against the official rules (the recipe itself re-derives the expected answer,
+`replay.py`), the runner is async (`runner.py`) and the reports render one result model.
 """

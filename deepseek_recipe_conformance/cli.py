@@ -1,4 +1,4 @@
-"""Command line: `deepseek-recipe conformance ...` (via `register`) and `python -m deepseek_recipe_conformance`."""
+"""Command line: `deepseek-recipe conformance ...` and `python -m deepseek_recipe_conformance`."""
 
 from __future__ import annotations
 
@@ -110,7 +110,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-model-checks",
         action="store_true",
-        help="skip expectations about the model's own choices (for hosts serving a toy model)",
+        help="skip the few expectations that depend on the model's own choices (assumes_model)",
+    )
+    parser.add_argument(
+        "--attempts",
+        type=int,
+        default=2,
+        help="times a case is sent until the model produces the situation it exercises (a tool "
+        "call, a length finish, a stop); then it is reported as not exercised (default 2)",
+    )
+    parser.add_argument(
+        "--max-completion-tokens",
+        type=int,
+        metavar="N",
+        help="the host ends every answer after at most N completion tokens (e.g. a reference "
+        "server started with the same option): a length finish at N is then correct",
     )
     parser.add_argument("--list", action="store_true", help="list the selected cases and exit")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -194,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         retries=args.retries,
         model_checks=not args.no_model_checks,
+        attempts=args.attempts,
+        completion_cap=args.max_completion_tokens,
     )
     progress_on = not args.no_progress and console.is_terminal
     with ProgressReporter(console, len(selected), enabled=progress_on) as progress:
@@ -210,11 +226,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_PASSED if result.passed else EXIT_FAILED
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `python -m deepseek_recipe_conformance`."""
-    parser = argparse.ArgumentParser(
-        prog="python -m deepseek_recipe_conformance", description="DeepSeek API conformance suite"
-    )
+def main(argv: list[str] | None = None, prog: str = "python -m deepseek_recipe_conformance") -> int:
+    """Entry point of `python -m deepseek_recipe_conformance` and `deepseek-recipe conformance`."""
+    parser = argparse.ArgumentParser(prog=prog, description="DeepSeek API conformance suite")
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -55,6 +55,10 @@ class Source:
         return f"{self.kind}:{self.ref}"
 
 
+NOT_EXERCISED = "not_exercised"
+"""Outcome of a check whose situation the model never produced (neither passed nor failed)."""
+
+
 @dataclass(frozen=True)
 class CheckSpec:
     """One check applied to a case: registered check name, parameters and per-case overrides."""
@@ -64,17 +68,31 @@ class CheckSpec:
     severity: Severity | None = None
     required: bool | None = None
     source: Source | None = None
-    assumes_model: bool = False
-    """True when the expectation is about what the model chooses to generate (a tool call, JSON,
-    a long answer) rather than what the host guarantees; `--no-model-checks` skips it."""
+    assumes_model: str | None = None
+    """Why the expectation depends on what the model chooses to generate rather than on what
+    the host guarantees (None: it does not); `--no-model-checks` skips such checks."""
+    exercise: bool = False
+    """The case is built to produce the situation this check judges (a tool call, a length
+    finish, a stop in the text): when the model does not produce it, the case is retried and
+    then reported as not exercised."""
 
 
 @dataclass(frozen=True)
 class Step:
-    """One HTTP request of a case (cases with several steps run them in order)."""
+    """One HTTP request of a case (cases with several steps run them in order).
+
+    `headers` replaces the credentials the runner sends (None: the configured key, as a bearer
+    token and, for Messages, as `x-api-key` with `anthropic-version`); `path` replaces the
+    protocol's path and `method` the POST; a GET sends no body; `raw` is sent verbatim
+    instead of the JSON body (a malformed request).
+    """
 
     body: dict[str, Any]
     stream: bool
+    headers: dict[str, str] | None = None
+    method: str = "POST"
+    path: str | None = None
+    raw: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,11 @@ class Case:
     required: bool
     source: Source
     scenario: str
+
+    @property
+    def exercises(self) -> bool:
+        """Whether a check of the case waits for a situation the model must produce."""
+        return any(spec.exercise for spec in self.checks)
 
 
 @dataclass
@@ -107,6 +130,9 @@ class Exchange:
     finished_at: float = 0.0
     transport_error: str | None = None
     attempts: int = 0
+    endpoint: bool = True
+    """Whether the request went to the protocol's endpoint as a JSON POST (protocol checks
+    judge only those)."""
     _parsed_json: tuple[bytes, Any] | None = field(default=None, repr=False, compare=False)
     _parsed_sse: tuple[bytes, SseStream] | None = field(default=None, repr=False, compare=False)
 
@@ -154,7 +180,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class CheckOutcome:
-    """The result of one check on one case: passed, failed (with findings) or skipped."""
+    """The result of one check on one case: passed, failed (with findings), skipped or
+    not exercised (`NOT_EXERCISED`)."""
 
     name: str
     status: str
@@ -193,7 +220,8 @@ class CaseResult:
 
 @dataclass(frozen=True)
 class FamilyScore:
-    """Per-family summary: checks passed over checks run (skipped checks are not counted)."""
+    """Per-family summary: checks passed over checks run (skipped and not exercised checks are
+    not counted)."""
 
     family: str
     cases: int
@@ -241,7 +269,7 @@ class RunResult:
         scores = []
         for family in sorted(by_family):
             results = by_family[family]
-            outcomes = [o for r in results for o in r.outcomes if o.status != "skipped"]
+            outcomes = [o for r in results for o in r.outcomes if o.status in ("passed", "failed")]
             scores.append(
                 FamilyScore(
                     family=family,

@@ -12,10 +12,21 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
-from deepseek_recipe import ConversionError, ConversionOptions, RecipeError, convert
+from deepseek_recipe import (
+    ConversionError,
+    ConversionOptions,
+    ConvertedRequest,
+    RecipeError,
+    convert,
+)
 from deepseek_recipe.requests import ModelVersion
+from deepseek_recipe.requests import Protocol as RecipeProtocol
 
-VECTOR_PROTOCOLS = {"chat": "chat_completions", "responses": "responses", "messages": "messages"}
+VECTOR_PROTOCOLS: dict[str, RecipeProtocol] = {
+    "chat": "chat_completions",
+    "responses": "responses",
+    "messages": "messages",
+}
 """Suite protocol names mapped onto vector file names."""
 
 
@@ -34,6 +45,11 @@ class Oracle(Protocol):
         """`(status, body)` the recipe answers for an invalid request, or None when unknown."""
         ...
 
+    def convert(self, protocol: str, body: dict[str, Any]) -> ConvertedRequest | None:
+        """The request as the recipe converts it (thinking mode, stops, tool choice, parsing
+        options, the stream processor's input), or None when unknown."""
+        ...
+
 
 class NoOracle:
     """An oracle that knows nothing: checks that need one are skipped."""
@@ -46,6 +62,10 @@ class NoOracle:
         """Always unknown."""
         return None
 
+    def convert(self, protocol: str, body: dict[str, Any]) -> ConvertedRequest | None:
+        """Always unknown."""
+        return None
+
 
 def request_key(protocol: str, body: dict[str, Any]) -> str:
     """Identity of a request regardless of its model name: protocol + canonical JSON."""
@@ -54,11 +74,9 @@ def request_key(protocol: str, body: dict[str, Any]) -> str:
 
 
 def default_vectors_dir() -> Path:
-    """`RECIPE_VECTORS`, or `../shared/vectors` next to the repository root."""
-    configured = os.environ.get("RECIPE_VECTORS")
-    if configured:
-        return Path(configured)
-    return Path(__file__).resolve().parent.parent.parent / "shared" / "vectors"
+    """`RECIPE_VECTORS`, or `../shared/vectors` from the current directory (the layout beside a
+    checkout; an installed suite has no vectors of its own)."""
+    return Path(os.environ.get("RECIPE_VECTORS") or Path("..", "shared", "vectors"))
 
 
 class VectorOracle:
@@ -105,6 +123,10 @@ class VectorOracle:
         """Recorded convert-stage error for this request."""
         return self.errors.get(request_key(protocol, body))
 
+    def convert(self, protocol: str, body: dict[str, Any]) -> ConvertedRequest | None:
+        """Vectors hold no converted requests: unknown."""
+        return None
+
 
 class RecipeOracle:
     """Answers with the recipe core: conversion errors, and V4 prompt-token counts.
@@ -122,8 +144,15 @@ class RecipeOracle:
             reasoning_content_behavior="reject", model_aliases={model: version}
         )
 
-    def _convert(self, protocol: str, body: dict[str, Any]) -> Any:
+    def _convert(self, protocol: str, body: dict[str, Any]) -> ConvertedRequest:
         return convert(body, protocol=VECTOR_PROTOCOLS[protocol], options=self.options)
+
+    def convert(self, protocol: str, body: dict[str, Any]) -> ConvertedRequest | None:
+        """The recipe's conversion with the official settings; None for an invalid request."""
+        try:
+            return self._convert(protocol, body)
+        except RecipeError:
+            return None
 
     def count_prompt_tokens(self, protocol: str, body: dict[str, Any]) -> int | None:
         """Prompt tokens of the request's V4 prompt; None for V4.1 or a request that fails."""

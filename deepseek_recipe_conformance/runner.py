@@ -12,8 +12,16 @@ from typing import Any
 
 import httpx
 
-from deepseek_recipe_conformance.checks import REGISTRY, CheckContext, NotApplicable, Violation
+from deepseek_recipe_conformance.checks import (
+    REGISTRY,
+    CheckContext,
+    NotApplicable,
+    NotExercised,
+    Target,
+    Violation,
+)
 from deepseek_recipe_conformance.model import (
+    NOT_EXERCISED,
     PROTOCOL_PATHS,
     Case,
     CaseResult,
@@ -23,6 +31,8 @@ from deepseek_recipe_conformance.model import (
     Finding,
     Latency,
     RunResult,
+    Severity,
+    Step,
 )
 from deepseek_recipe_conformance.oracle import NoOracle, Oracle
 from deepseek_recipe_conformance.views import output_from_body, output_from_stream
@@ -33,7 +43,12 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Where and how to run: target, credentials, concurrency, timeouts and retries."""
+    """Where and how to run: target, credentials, concurrency, timeouts and retries.
+
+    `attempts` is how often a case that exercises a situation (a tool call, a length finish)
+    is sent until the model produces it; `completion_cap` is the host's own limit on completion
+    tokens per answer, if it has one (a length finish there is then correct).
+    """
 
     base_url: str
     api_key: str
@@ -43,24 +58,34 @@ class RunConfig:
     retries: int = 3
     backoff_s: float = 1.0
     model_checks: bool = True
+    attempts: int = 2
+    completion_cap: int | None = None
 
 
-def headers_for(protocol: str, api_key: str, case_id: str) -> dict[str, str]:
-    """Request headers: bearer auth everywhere, `x-api-key` + version for Messages, the case id."""
-    headers = {
-        "authorization": f"Bearer {api_key}",
-        "content-type": "application/json",
-        "x-conformance-case": case_id,
-    }
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def headers_for(
+    protocol: str, api_key: str, case_id: str, step: Step | None = None
+) -> dict[str, str]:
+    """Request headers: the case id, and the step's own credentials (`{api_key}` replaced), else
+    bearer auth everywhere and `x-api-key` + `anthropic-version` for Messages."""
+    headers = {"x-conformance-case": case_id}
+    if step is None or step.method == "POST":
+        headers["content-type"] = "application/json"
+    if step is not None and step.headers is not None:
+        return headers | {k: v.replace("{api_key}", api_key) for k, v in step.headers.items()}
+    headers["authorization"] = f"Bearer {api_key}"
     if protocol == "messages":
         headers["x-api-key"] = api_key
-        headers["anthropic-version"] = "2023-06-01"
+        headers["anthropic-version"] = ANTHROPIC_VERSION
     return headers
 
 
 async def _attempt(
     client: httpx.AsyncClient,
     exchange: Exchange,
+    step: Step,
     url: str,
     headers: dict[str, str],
 ) -> None:
@@ -68,8 +93,9 @@ async def _attempt(
     exchange.chunk_times = []
     exchange.transport_error = None
     exchange.started_at = time.monotonic()
-    content = json.dumps(exchange.body, ensure_ascii=False).encode("utf-8")
-    async with client.stream("POST", url, content=content, headers=headers) as response:
+    text = step.raw if step.raw is not None else json.dumps(exchange.body, ensure_ascii=False)
+    content = text.encode("utf-8") if step.method == "POST" else None
+    async with client.stream(step.method, url, content=content, headers=headers) as response:
         exchange.status = response.status_code
         exchange.headers = {k.lower(): v for k, v in response.headers.items()}
         buffer = bytearray()
@@ -81,21 +107,18 @@ async def _attempt(
 
 
 async def send(
-    client: httpx.AsyncClient,
-    config: RunConfig,
-    case_id: str,
-    protocol: str,
-    body: dict[str, Any],
-    stream: bool,
+    client: httpx.AsyncClient, config: RunConfig, case_id: str, protocol: str, step: Step
 ) -> Exchange:
     """Send one request; retry transport errors and transient statuses with exponential backoff."""
-    exchange = Exchange(protocol=protocol, body=body, stream=stream)
-    url = config.base_url.rstrip("/") + PROTOCOL_PATHS[protocol]
-    headers = headers_for(protocol, config.api_key, case_id)
+    endpoint = step.method == "POST" and step.path is None and step.raw is None
+    exchange = Exchange(protocol=protocol, body=step.body, stream=step.stream, endpoint=endpoint)
+    url = config.base_url.rstrip("/") + (step.path or PROTOCOL_PATHS[protocol])
+    headers = headers_for(protocol, config.api_key, case_id, step)
     for attempt in range(config.retries + 1):
         exchange.attempts = attempt + 1
         try:
-            await asyncio.wait_for(_attempt(client, exchange, url, headers), config.timeout_s)
+            request = _attempt(client, exchange, step, url, headers)
+            await asyncio.wait_for(request, config.timeout_s)
         except (httpx.HTTPError, httpx.InvalidURL, asyncio.TimeoutError) as exc:
             exchange.status = None
             detail = str(exc) or f"no complete answer within {config.timeout_s:g}s"
@@ -178,13 +201,18 @@ def _first_token_time(exchange: Exchange) -> float | None:
 
 
 def evaluate(
-    case: Case, exchanges: list[Exchange], oracle: Oracle, model_checks: bool = True
+    case: Case,
+    exchanges: list[Exchange],
+    oracle: Oracle,
+    model_checks: bool = True,
+    target: Target | None = None,
 ) -> tuple[list[CheckOutcome], list[Finding]]:
     """Run every check of a case over its captured exchanges.
 
-    With `model_checks` False, checks that judge the model's own choices are skipped.
+    With `model_checks` False, checks that judge the model's own choices are skipped. A check
+    the case exercises whose situation did not arise is `NOT_EXERCISED` (no finding yet).
     """
-    ctx = CheckContext(case, exchanges, oracle)
+    ctx = CheckContext(case, exchanges, oracle, target or Target())
     outcomes: list[CheckOutcome] = []
     findings: list[Finding] = []
     for spec in case.checks:
@@ -203,7 +231,7 @@ def _run_check(
     info = REGISTRY[spec.name]
     params = dict(spec.params)
     violations: list[tuple[str, Violation]] = []
-    skipped: list[str] = []
+    skipped: list[NotApplicable] = []
     try:
         if info.scope == "case":
             violations = [("", v) for v in info.fn(ctx, **params)]
@@ -217,9 +245,14 @@ def _run_check(
                         raise NotApplicable(f"no response: {step.exchange.transport_error}")
                     violations += [(label, v) for v in info.fn(step, **params)]
                 except NotApplicable as exc:
-                    skipped.append(str(exc))
+                    skipped.append(exc)
             if skipped and len(skipped) == len(list(indexes)):
-                raise NotApplicable("; ".join(skipped))
+                exercised = [e for e in skipped if isinstance(e, NotExercised)]
+                detail = "; ".join(str(e) for e in skipped)
+                raise NotExercised(detail) if exercised else NotApplicable(detail)
+    except NotExercised as exc:
+        status = NOT_EXERCISED if spec.exercise else "skipped"
+        return CheckOutcome(spec.name, status, str(exc)), []
     except NotApplicable as exc:
         return CheckOutcome(spec.name, "skipped", str(exc)), []
     except Exception as exc:
@@ -246,11 +279,33 @@ def _run_check(
 async def run_case(
     client: httpx.AsyncClient, config: RunConfig, case: Case, oracle: Oracle
 ) -> CaseResult:
-    """Run one case's steps in order and check them."""
-    exchanges = []
-    for step in case.steps:
-        exchanges.append(await send(client, config, case.id, case.protocol, step.body, step.stream))
-    outcomes, findings = evaluate(case, exchanges, oracle, config.model_checks)
+    """Run one case's steps in order and check them; a case that exercises a situation the
+    model did not produce is sent again (up to `config.attempts` times in all), then its
+    unexercised checks are reported as `info` findings."""
+    target = Target(config.completion_cap)
+    attempts = max(1, config.attempts) if case.exercises else 1
+    attempt = 0
+    while True:
+        attempt += 1
+        exchanges = [
+            await send(client, config, case.id, case.protocol, step) for step in case.steps
+        ]
+        outcomes, findings = evaluate(case, exchanges, oracle, config.model_checks, target)
+        waiting = [o for o in outcomes if o.status == NOT_EXERCISED]
+        if not waiting or any(f.fails_run for f in findings) or attempt >= attempts:
+            break
+    findings += [
+        Finding(
+            case=case.id,
+            check=o.name,
+            expected="the situation this case exercises",
+            source=REGISTRY[o.name].source,
+            observed=f"not exercised in {attempt} attempt(s): {o.detail}",
+            severity=Severity.INFO,
+            required=False,
+        )
+        for o in waiting
+    ]
     error = None
     if all(e.transport_error is not None for e in exchanges):
         error = exchanges[0].transport_error

@@ -15,11 +15,15 @@ from deepseek_recipe_conformance.sse import SseStream
 
 @dataclass
 class ToolCall:
-    """A tool call as the client sees it; `arguments` is the JSON text of the input."""
+    """A tool call as the client sees it; `arguments` is the JSON text of the input
+    (`{"input": ...}` for a Responses custom tool call, marked `custom`); `namespace` is the
+    Responses namespace of a namespaced function."""
 
     id: str | None
     name: str | None
     arguments: str
+    custom: bool = False
+    namespace: str | None = None
 
 
 @dataclass
@@ -37,7 +41,14 @@ class Usage:
 
 @dataclass
 class Output:
-    """The client-visible result of one exchange."""
+    """The client-visible result of one exchange.
+
+    `reasoning_pieces` / `content_pieces` are the text deltas in arrival order (one piece per
+    text part of a body), without the role chunk and the final chunk; `stop_sequence` and
+    `stop_reason` (unmapped) and
+    `signatures` (one per thinking block, None when absent) are Messages-only; `response_id`,
+    `created` and `fingerprint` identify the answer (Chat `created`, Responses `created_at`).
+    """
 
     reasoning: str | None = None
     content: str | None = None
@@ -45,6 +56,14 @@ class Output:
     finish: str | None = None
     usage: Usage | None = None
     logprobs: list[Any] | None = None
+    reasoning_pieces: list[str] = field(default_factory=list)
+    content_pieces: list[str] = field(default_factory=list)
+    stop_sequence: str | None = None
+    stop_reason: str | None = None
+    signatures: list[Any] = field(default_factory=list)
+    response_id: str | None = None
+    created: int | None = None
+    fingerprint: str | None = None
 
     @property
     def texts(self) -> list[tuple[str, str]]:
@@ -72,6 +91,10 @@ def _append(current: str | None, piece: Any) -> str | None:
     if not isinstance(piece, str):
         return current
     return (current or "") + piece
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 # ---------------------------------------------------------------- usage
@@ -126,7 +149,12 @@ def messages_usage(raw: Any) -> Usage | None:
 
 
 def _chat_body(body: dict[str, Any]) -> Output:
-    out = Output(usage=chat_usage(body.get("usage")))
+    out = Output(
+        usage=chat_usage(body.get("usage")),
+        response_id=_text(body.get("id")),
+        created=_int(body.get("created")),
+        fingerprint=_text(body.get("system_fingerprint")),
+    )
     choices = _list(body.get("choices"))
     if not choices:
         return out
@@ -134,6 +162,8 @@ def _chat_body(body: dict[str, Any]) -> Output:
     message = _dict(choice.get("message"))
     out.reasoning = message.get("reasoning_content")
     out.content = message.get("content")
+    out.reasoning_pieces = [t for t in [_text(out.reasoning)] if t]
+    out.content_pieces = [t for t in [_text(out.content)] if t]
     out.finish = choice.get("finish_reason")
     for call in _list(message.get("tool_calls")):
         function = _dict(_dict(call).get("function"))
@@ -165,25 +195,37 @@ def responses_finish(response: dict[str, Any], has_calls: bool) -> str | None:
 
 
 def _responses_body(body: dict[str, Any]) -> Output:
-    out = Output(usage=responses_usage(body.get("usage")))
+    out = Output(
+        usage=responses_usage(body.get("usage")),
+        response_id=_text(body.get("id")),
+        created=_int(body.get("created_at")),
+    )
     for item in _list(body.get("output")):
         item = _dict(item)
         kind = item.get("type")
         if kind == "reasoning":
             for part in _list(item.get("content")):
                 out.reasoning = _append(out.reasoning, _dict(part).get("text"))
+                out.reasoning_pieces += [
+                    t for t in [_text(_dict(part).get("text"))] if t is not None
+                ]
         elif kind == "message":
             for part in _list(item.get("content")):
                 part = _dict(part)
                 out.content = _append(out.content, part.get("text"))
+                out.content_pieces += [t for t in [_text(part.get("text"))] if t is not None]
                 if "logprobs" in part:
                     out.logprobs = (out.logprobs or []) + _list(part.get("logprobs"))
         elif kind == "function_call":
             arguments = _as_text(item.get("arguments"))
-            out.tool_calls.append(ToolCall(item.get("call_id"), item.get("name"), arguments))
+            namespace = _text(item.get("namespace"))
+            call = ToolCall(item.get("call_id"), item.get("name"), arguments, namespace=namespace)
+            out.tool_calls.append(call)
         elif kind == "custom_tool_call":
             arguments = json.dumps({"input": item.get("input")}, ensure_ascii=False)
-            out.tool_calls.append(ToolCall(item.get("call_id"), item.get("name"), arguments))
+            out.tool_calls.append(
+                ToolCall(item.get("call_id"), item.get("name"), arguments, custom=True)
+            )
     out.finish = responses_finish(body, bool(out.tool_calls))
     return out
 
@@ -199,18 +241,23 @@ MESSAGES_FINISH = {
 
 
 def _messages_body(body: dict[str, Any]) -> Output:
-    out = Output(usage=messages_usage(body.get("usage")))
+    out = Output(usage=messages_usage(body.get("usage")), response_id=_text(body.get("id")))
+    out.stop_sequence = _text(body.get("stop_sequence"))
     for block in _list(body.get("content")):
         block = _dict(block)
         kind = block.get("type")
         if kind == "thinking":
             out.reasoning = _append(out.reasoning, block.get("thinking"))
+            out.reasoning_pieces += [t for t in [_text(block.get("thinking"))] if t]
+            out.signatures.append(block.get("signature"))
         elif kind == "text":
             out.content = _append(out.content, block.get("text"))
+            out.content_pieces += [t for t in [_text(block.get("text"))] if t is not None]
         elif kind == "tool_use":
             arguments = json.dumps(block.get("input"), ensure_ascii=False)
             out.tool_calls.append(ToolCall(block.get("id"), block.get("name"), arguments))
     reason = body.get("stop_reason")
+    out.stop_reason = _text(reason)
     out.finish = MESSAGES_FINISH.get(str(reason), None if reason is None else str(reason))
     return out
 
@@ -234,6 +281,10 @@ def _chat_stream(payloads: list[Any]) -> Output:
     calls: dict[int, ToolCall] = {}
     for chunk in payloads:
         chunk = _dict(chunk)
+        if out.response_id is None:
+            out.response_id = _text(chunk.get("id"))
+            out.created = _int(chunk.get("created"))
+            out.fingerprint = _text(chunk.get("system_fingerprint"))
         if chunk.get("usage") is not None:
             out.usage = chat_usage(chunk.get("usage"))
         for choice in _list(chunk.get("choices")):
@@ -241,6 +292,11 @@ def _chat_stream(payloads: list[Any]) -> Output:
             delta = _dict(choice.get("delta"))
             out.reasoning = _append(out.reasoning, delta.get("reasoning_content"))
             out.content = _append(out.content, delta.get("content"))
+            if "role" not in delta and choice.get("finish_reason") is None:
+                out.reasoning_pieces += [
+                    t for t in [_text(delta.get("reasoning_content"))] if t is not None
+                ]
+                out.content_pieces += [t for t in [_text(delta.get("content"))] if t is not None]
             for call in _list(delta.get("tool_calls")):
                 call = _dict(call)
                 index = _int(call.get("index"))
@@ -270,16 +326,25 @@ def _responses_stream(payloads: list[Any]) -> Output:
         event = _dict(event)
         kind = event.get("type")
         index = _int(event.get("output_index"))
+        response = _dict(event.get("response"))
+        if out.response_id is None and response:
+            out.response_id = _text(response.get("id"))
+            out.created = _int(response.get("created_at"))
         if kind == "response.reasoning_text.delta":
             out.reasoning = _append(out.reasoning, event.get("delta"))
+            out.reasoning_pieces += [t for t in [_text(event.get("delta"))] if t is not None]
         elif kind == "response.output_text.delta":
             out.content = _append(out.content, event.get("delta"))
+            out.content_pieces += [t for t in [_text(event.get("delta"))] if t is not None]
             if isinstance(event.get("logprobs"), list):
                 out.logprobs = (out.logprobs or []) + event["logprobs"]
         elif kind == "response.output_item.added" and index is not None:
             item = _dict(event.get("item"))
             if item.get("type") in ("function_call", "custom_tool_call"):
-                calls[index] = ToolCall(item.get("call_id"), item.get("name"), "")
+                namespace = _text(item.get("namespace"))
+                calls[index] = ToolCall(
+                    item.get("call_id"), item.get("name"), "", namespace=namespace
+                )
         elif kind == "response.function_call_arguments.delta" and index in calls:
             calls[index].arguments += str(event.get("delta", ""))
         elif kind == "response.custom_tool_call_input.delta" and index in calls:
@@ -291,6 +356,7 @@ def _responses_stream(payloads: list[Any]) -> Output:
         call = calls[index]
         if _is_custom(payloads, index):
             call.arguments = json.dumps({"input": call.arguments}, ensure_ascii=False)
+            call.custom = True
     if terminal is not None:
         out.usage = responses_usage(terminal.get("usage"))
         out.finish = responses_finish(terminal, bool(out.tool_calls))
@@ -313,7 +379,9 @@ def _messages_stream(payloads: list[Any]) -> Output:
         event = _dict(event)
         kind = event.get("type")
         if kind == "message_start":
-            usage.update(_dict(_dict(event.get("message")).get("usage")))
+            message = _dict(event.get("message"))
+            out.response_id = _text(message.get("id"))
+            usage.update(_dict(message.get("usage")))
         elif kind == "content_block_start":
             index = _int(event.get("index"))
             if index is not None:
@@ -325,18 +393,26 @@ def _messages_stream(payloads: list[Any]) -> Output:
                 continue
             if delta.get("type") == "thinking_delta":
                 block["thinking"] = (block.get("thinking") or "") + str(delta.get("thinking", ""))
+                out.reasoning_pieces.append(str(delta.get("thinking", "")))
             elif delta.get("type") == "text_delta":
                 block["text"] = (block.get("text") or "") + str(delta.get("text", ""))
+                out.content_pieces.append(str(delta.get("text", "")))
             elif delta.get("type") == "input_json_delta":
                 block["partial_json"] += str(delta.get("partial_json", ""))
+            elif delta.get("type") == "signature_delta":
+                block["signature"] = delta.get("signature")
         elif kind == "message_delta":
-            reason = _dict(event.get("delta")).get("stop_reason")
+            delta = _dict(event.get("delta"))
+            reason = delta.get("stop_reason")
+            out.stop_reason = _text(reason)
             out.finish = MESSAGES_FINISH.get(str(reason), None if reason is None else str(reason))
+            out.stop_sequence = _text(delta.get("stop_sequence"))
             usage.update(_dict(event.get("usage")))
     for index in sorted(blocks):
         block = blocks[index]
         if block.get("type") == "thinking":
             out.reasoning = _append(out.reasoning, block.get("thinking") or "")
+            out.signatures.append(block.get("signature"))
         elif block.get("type") == "text":
             out.content = _append(out.content, block.get("text") or "")
         elif block.get("type") == "tool_use":

@@ -15,7 +15,8 @@ def main(argv: list[str] | None = None) -> int:
     if arguments[:1] == ["serve"]:
         arguments = arguments[1:]
     parser = argparse.ArgumentParser(
-        prog="python -m deepseek_recipe_engine", description="the reference DeepSeek-compatible HTTP server"
+        prog="python -m deepseek_recipe_engine",
+        description="the reference DeepSeek-compatible HTTP server",
     )
     add_arguments(parser)
     args = parser.parse_args(arguments)

@@ -1,28 +1,34 @@
-"""Configuration dataclasses: model sizes (a registry of named configs) and engine limits."""
+"""Configuration dataclasses: model sizes (named configs, package data) and engine limits."""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
+from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deepseek_recipe import Tokenizer
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 
 def tokenizer_json() -> str:
-    """The V4 `tokenizer.json` text: the copy bundled with deepseek_recipe, or the file named by
-    the environment variable `RECIPE_TOKENIZER`."""
+    """The engine's vocabulary as `tokenizer.json` text: the V4 tokenizer bundled with
+    deepseek_recipe (or the file named by the environment variable `RECIPE_TOKENIZER`) plus the
+    V4.1 special tokens it lacks, so that V4 and V4.1 prompts both fit the model."""
     override = os.environ.get("RECIPE_TOKENIZER")
     if override:
-        return Path(override).read_text(encoding="utf-8")
-    return Tokenizer.deepseek_v4_json()
+        return Tokenizer.json_with_v41_special_tokens(Path(override).read_text(encoding="utf-8"))
+    return Tokenizer.deepseek_v41_json()
 
 
 @cache
-def v4_vocab_size() -> int:
-    """Vocabulary size of the V4 tokenizer: one more than the largest id it defines."""
+def engine_vocab_size() -> int:
+    """Vocabulary size of the engine's tokenizer: one more than the largest id it defines."""
     data = json.loads(tokenizer_json())
     ids = list(data["model"]["vocab"].values()) + [t["id"] for t in data.get("added_tokens", [])]
     return max(ids) + 1
@@ -53,8 +59,8 @@ class ModelConfig:
     norm_topk_prob: bool = True
     rms_norm_eps: float = 1e-6
     rope_theta: float = 10000.0
-    max_position_embeddings: int = 4096
-    vocab_size: int = field(default_factory=v4_vocab_size)
+    max_position_embeddings: int = 163840  # positions of the RoPE table (DeepSeek-V3's value)
+    vocab_size: int = field(default_factory=engine_vocab_size)
 
     @property
     def qk_head_dim(self) -> int:
@@ -67,75 +73,32 @@ class ModelConfig:
         return self.kv_lora_rank + self.qk_rope_head_dim
 
 
-MODEL_CONFIGS: dict[str, ModelConfig] = {
-    config.name: config
-    for config in (
-        ModelConfig(
-            name="tiny",
-            hidden_size=64,
-            num_layers=2,
-            num_heads=4,
-            q_lora_rank=None,
-            kv_lora_rank=32,
-            qk_nope_head_dim=16,
-            qk_rope_head_dim=8,
-            v_head_dim=16,
-            intermediate_size=128,
-            moe_intermediate_size=32,
-            n_routed_experts=8,
-            n_shared_experts=1,
-            num_experts_per_tok=2,
-            first_k_dense_replace=1,
-        ),
-        ModelConfig(
-            name="small",
-            hidden_size=256,
-            num_layers=4,
-            num_heads=8,
-            q_lora_rank=128,
-            kv_lora_rank=64,
-            qk_nope_head_dim=32,
-            qk_rope_head_dim=16,
-            v_head_dim=32,
-            intermediate_size=512,
-            moe_intermediate_size=128,
-            n_routed_experts=16,
-            n_shared_experts=1,
-            num_experts_per_tok=4,
-            first_k_dense_replace=1,
-            n_group=4,
-            topk_group=2,
-            routed_scaling_factor=2.5,
-        ),
-        ModelConfig(
-            name="medium",  # ~1.7 B parameters: sized for one GPU
-            hidden_size=2048,
-            num_layers=12,
-            num_heads=16,
-            q_lora_rank=768,
-            kv_lora_rank=512,
-            qk_nope_head_dim=128,
-            qk_rope_head_dim=64,
-            v_head_dim=128,
-            intermediate_size=8192,
-            moe_intermediate_size=512,
-            n_routed_experts=32,
-            n_shared_experts=2,
-            num_experts_per_tok=4,
-            first_k_dense_replace=1,
-            n_group=8,
-            topk_group=4,
-            routed_scaling_factor=2.5,
-        ),
-    )
-}
+MODEL_CONFIG_DIR = "model_configs"
+"""Package data folder of the named model configs: `<name>.json` holds the fields of `ModelConfig`
+that differ from its defaults (sizes in docs/engine.md)."""
+
+
+def _config_files() -> dict[str, Traversable]:
+    folder = resources.files("deepseek_recipe_engine").joinpath(MODEL_CONFIG_DIR)
+    return {
+        entry.name.removesuffix(".json"): entry
+        for entry in folder.iterdir()
+        if entry.name.endswith(".json")
+    }
+
+
+def model_config_names() -> list[str]:
+    """The names of the bundled model configs, sorted."""
+    return sorted(_config_files())
 
 
 def model_config(name: str = "tiny", **overrides: object) -> ModelConfig:
-    """Look up a named model config, optionally overriding fields."""
-    if name not in MODEL_CONFIGS:
-        raise KeyError(f"unknown model config {name!r}; known: {sorted(MODEL_CONFIGS)}")
-    return replace(MODEL_CONFIGS[name], **overrides)  # type: ignore[arg-type]
+    """The bundled config `name` (`model_configs/<name>.json`), optionally overriding fields."""
+    files = _config_files()
+    if name not in files:
+        raise KeyError(f"unknown model config {name!r}; known: {sorted(files)}")
+    fields = json.loads(files[name].read_text(encoding="utf-8"))
+    return ModelConfig(name=name, **{**fields, **overrides})
 
 
 @dataclass(frozen=True)
@@ -149,5 +112,6 @@ class EngineConfig:
     max_num_batched_tokens: int = 4096  # most tokens computed in one step
     max_model_len: int = 2048  # prompt plus completion, per sequence
     device: str = "cpu"
+    dtype: str = "float32"  # or "bfloat16" (GPU path only)
     weights_seed: int = 0  # seed of the deterministic weight initialisation
     weights_path: str | None = None  # a safetensors file to load instead

@@ -1,10 +1,12 @@
 """Constrained decoding: a per-request logits processor driven by the recipe's output constraint.
 
-`constraint_processor(converted, prompt_len)` compiles the request's grammar (deepseek_recipe_engine/grammar.py)
-with llguidance and returns a `GrammarLogitsProcessor`: at every step it feeds the tokens generated
-since the last step to the grammar matcher, asks for the set of allowed next tokens and sets every
-other logit to -inf. End-of-sentence is allowed only where the grammar accepts (and is the only
-choice once the grammar cannot continue). See docs/constraints.md.
+`constraint_processor(converted, prompt_len)` compiles the request's grammar
+(deepseek_recipe_engine/grammar.py) with llguidance and returns a `GrammarLogitsProcessor`: at
+every step it feeds the tokens generated since the last step to the grammar matcher, asks for the
+set of allowed next tokens and sets every other logit to -inf (a GPU engine asks for the set as a
+bitmask while the step runs, and masks the logits on the device). End-of-sentence is allowed only
+where the grammar accepts (and is the only choice once the grammar cannot continue).
+See docs/constraints.md.
 
 Costs paid once per process: the llguidance tokenizer (~1-3 s for the 129K vocabulary) and each
 distinct grammar's compilation (cached; a request gets a copy of a compiled matcher).
@@ -74,8 +76,9 @@ class GrammarLogitsProcessor:
     """Masks the logits of one request to the tokens its grammar allows next.
 
     Called by the sampler as `processor(token_ids, logits)` with the whole sequence (prompt and
-    generated tokens); it consumes the generated tokens it has not seen yet. `mask_seconds` and
-    `mask_calls` report what masking cost this request.
+    generated tokens), or asked for `token_bitmask(token_ids)` by a GPU engine (a `TokenBitmask`);
+    either way it consumes the generated tokens it has not seen yet. `mask_seconds` and
+    `mask_calls` report what computing the masks cost this request.
     """
 
     def __init__(self, matcher: llguidance.LLMatcher, prompt_len: int) -> None:
@@ -94,13 +97,28 @@ class GrammarLogitsProcessor:
 
     def __call__(self, token_ids: Sequence[int], logits: torch.Tensor) -> torch.Tensor:
         """`logits` with every token the grammar does not allow next set to -inf."""
+        words = self.token_bitmask(token_ids)
+        vocab = logits.shape[-1]
+        # Bit i of the little-endian words is token i.
+        bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:vocab].view(np.bool_)
+        if bits.shape[0] < vocab:  # ids beyond the grammar's vocabulary are never allowed
+            bits = np.concatenate([bits, np.zeros(vocab - bits.shape[0], dtype=np.bool_)])
+        return torch.where(torch.from_numpy(bits), logits, _NEG_INF)
+
+    def token_bitmask(self, token_ids: Sequence[int]) -> np.ndarray:
+        """The tokens the grammar allows after `token_ids` (the whole sequence), as int32 words:
+        bit `i % 32` of word `i // 32` allows token `i`. Only end-of-sentence once the grammar
+        has rejected a token."""
         start = time.perf_counter()
         self._advance(token_ids[self._prompt_len :])
-        allowed = self._allowed(logits.shape[-1])
-        masked = torch.where(allowed, logits, _NEG_INF)
+        if self._matcher.is_error():  # never sample garbage: end the output instead
+            words = np.zeros(self._eos // 32 + 1, dtype=np.int32)
+            words.view(np.uint32)[self._eos // 32] = 1 << (self._eos % 32)
+        else:
+            words = np.frombuffer(self._matcher.compute_bitmask(), dtype=np.int32)
         self.mask_seconds += time.perf_counter() - start
         self.mask_calls += 1
-        return masked
+        return words
 
     def _advance(self, generated: Sequence[int]) -> None:
         if len(generated) < self._consumed:  # the sequence was cut back: forget the tail
@@ -110,18 +128,6 @@ class GrammarLogitsProcessor:
             if not self._matcher.consume_token(token_id) and self.error is None:
                 self.error = self._matcher.get_error() or f"token {token_id} rejected"
             self._consumed += 1
-
-    def _allowed(self, vocab_size: int) -> torch.Tensor:
-        if self._matcher.is_error():  # never sample garbage: end the output instead
-            allowed = torch.zeros(vocab_size, dtype=torch.bool)
-            allowed[self._eos] = True
-            return allowed
-        # One bit per token, little-endian 32-bit words: bit i of byte b is token 8 * b + i.
-        packed = np.frombuffer(self._matcher.compute_bitmask(), dtype=np.uint8)
-        bits = np.unpackbits(packed, bitorder="little")[:vocab_size].view(np.bool_)
-        if bits.shape[0] < vocab_size:  # ids beyond the grammar's vocabulary are never allowed
-            bits = np.concatenate([bits, np.zeros(vocab_size - bits.shape[0], dtype=np.bool_)])
-        return torch.from_numpy(bits)
 
 
 def grammar_spec(

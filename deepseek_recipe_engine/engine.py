@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 import torch
 
 from deepseek_recipe_engine.config import EngineConfig, ModelConfig, model_config
+from deepseek_recipe_engine.kernels import uses_kernels
 from deepseek_recipe_engine.kv_cache import BlockManager
-from deepseek_recipe_engine.model import DeepseekModel, StepInput
+from deepseek_recipe_engine.model import DeepseekModel
 from deepseek_recipe_engine.request import (
     Chunk,
     Finish,
@@ -25,25 +26,42 @@ from deepseek_recipe_engine.request import (
     TokenLogprob,
     Tokens,
 )
-from deepseek_recipe_engine.sampler import MAX_TOP_LOGPROBS, SamplingRow, sample
-from deepseek_recipe_engine.scheduler import Scheduler
+from deepseek_recipe_engine.runner import StepRunner
+from deepseek_recipe_engine.sampler import MAX_TOP_LOGPROBS, Sampled, SamplingRow, sample
+from deepseek_recipe_engine.scheduler import ScheduledTokens, Scheduler
 from deepseek_recipe_engine.sequence import Sequence
 
 Output = tuple[int, Chunk]
 """A chunk for the request with the given id."""
 
 
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+"""The engine's compute dtypes by name (`EngineConfig.dtype`)."""
+
+
+def model_dtype(config: EngineConfig) -> torch.dtype:
+    """The dtype of an engine config; ValueError for an unknown name, or for bfloat16 where the
+    fused kernels do not run (the CPU path is float32 only)."""
+    if config.dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(DTYPES)}, not {config.dtype!r}")
+    if config.dtype != "float32" and not uses_kernels(config.device):
+        raise ValueError(f"dtype {config.dtype} needs a CUDA device")
+    return DTYPES[config.dtype]
+
+
 def build_model(config: EngineConfig, model_cfg: ModelConfig | None = None) -> DeepseekModel:
     """The model an engine config names: seeded weights, or loaded from `weights_path`.
 
-    Weights are made on the CPU and then moved, so a seed gives the same weights on every device.
+    Weights are made on the CPU in float32 and then moved and cast, so a seed gives the same
+    weights on every device (rounded once for bfloat16).
     """
+    dtype = model_dtype(config)
     model = DeepseekModel(model_cfg or model_config(config.model))
     if config.weights_path is not None:
         model = model.load(config.weights_path)
     else:
         model = model.init_weights(config.weights_seed)
-    return model.to(config.device).eval()
+    return model.to(config.device, dtype).eval()
 
 
 @dataclass
@@ -78,8 +96,7 @@ class EngineCore:
         self.model = model or build_model(config)
         self.blocks = BlockManager(config.num_blocks, config.block_size)
         self.scheduler = Scheduler(config, self.blocks)
-        shape = self.model.kv_cache_shape(config.num_blocks * config.block_size)
-        self.kv_cache = torch.zeros(shape, device=config.device)
+        self.runner = StepRunner(self.model, config, self.blocks)
         self._ids = itertools.count()
         # A sequence never outgrows the cache (so it can always run once it is alone) nor RoPE.
         self.max_len = min(
@@ -90,15 +107,14 @@ class EngineCore:
 
     def validate(self, request: GenerationRequest) -> None:
         """Raise ValueError if the request can never run on this engine."""
-        cfg, vocab = self.config, self.model.config.vocab_size
+        vocab = self.model.config.vocab_size
         if not request.prompt_ids:
             raise ValueError("prompt_ids must not be empty")
         if any(not 0 <= t < vocab for t in request.prompt_ids):
             raise ValueError(f"prompt_ids must be in [0, {vocab})")
-        limit = min(self.max_len, cfg.max_num_batched_tokens)
-        if len(request.prompt_ids) >= limit:
+        if len(request.prompt_ids) >= self.max_len:
             raise ValueError(
-                f"prompt of {len(request.prompt_ids)} tokens exceeds the limit {limit}"
+                f"prompt of {len(request.prompt_ids)} tokens exceeds the limit {self.max_len}"
             )
         if request.max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
@@ -132,34 +148,23 @@ class EngineCore:
         """Run one batch: schedule, compute, sample; return the chunks produced."""
         scheduled = self.scheduler.schedule()
         outputs: list[Output] = []
-        for seq in scheduled:
-            if not seq.announced:
-                seq.announced = True
-                outputs.append(
-                    (seq.request_id, Ready(seq.num_prompt_tokens, seq.num_cached_prompt_tokens))
-                )
+        for work in scheduled:
+            if not work.seq.announced:
+                work.seq.announced = True
+                ready = Ready(work.seq.num_prompt_tokens, work.seq.num_cached_prompt_tokens)
+                outputs.append((work.seq.request_id, ready))
         if not scheduled:
             return outputs
-        hidden = self.model(self._step_input(scheduled), self.kv_cache)
-        logits = self.model.logits(hidden).cpu()  # sampling runs on the CPU
-        rows = []
-        for seq in scheduled:
-            seq.num_computed_tokens = len(seq)
+        logits = self.runner.logits(scheduled)  # queued on the GPU: the host carries on
+        completing, rows = [], []
+        for work in scheduled:
+            seq = work.seq
+            seq.num_computed_tokens = work.end
             self.blocks.register_computed(seq)
-            req = seq.request
-            rows.append(
-                SamplingRow(
-                    temperature=req.temperature,
-                    top_p=req.top_p,
-                    seed=seq.seed,
-                    position=len(seq),
-                    logprobs=req.logprobs,
-                    top_logprobs=req.top_logprobs if req.logprobs else 0,
-                    token_ids=seq.token_ids,
-                    logits_processor=req.logits_processor,
-                )
-            )
-        for seq, sampled in zip(scheduled, sample(logits, rows), strict=True):
+            if work.completes:
+                completing.append(seq)
+                rows.append(self._sampling_row(seq))
+        for seq, sampled in zip(completing, self._sample(logits, rows), strict=True):
             seq.token_ids.append(sampled.token_id)
             reason = self._finish_reason(seq, sampled.token_id)
             if reason != "stop":  # a stop token is reported in `Finish`, never as output text
@@ -178,7 +183,7 @@ class EngineCore:
             raise RuntimeError("no free cache blocks for the prompt")
         self.blocks.allocate(seq)
         try:
-            return self.model.logits(self.model(self._step_input([seq]), self.kv_cache))[0]
+            return self.runner.logits([ScheduledTokens(seq, seq.num_computed_tokens, len(seq))])[0]
         finally:
             self.blocks.free(seq)
 
@@ -200,30 +205,26 @@ class EngineCore:
             return "length"
         return None
 
-    def _step_input(self, scheduled: list[Sequence]) -> StepInput:
-        ids, positions, slots, lens, contexts = [], [], [], [], []
-        for seq in scheduled:
-            start, end = seq.num_computed_tokens, len(seq)
-            ids.extend(seq.token_ids[start:end])
-            positions.append(torch.arange(start, end))
-            context = self.blocks.slots(seq, 0, end)
-            slots.append(context[start:])
-            contexts.append(context)
-            lens.append(end - start)
-        device = self.config.device
-        padded = None
-        if torch.device(device).type == "cuda":  # one fixed context width, see the model
-            padded = torch.zeros(len(contexts), self.config.max_model_len, dtype=torch.long)
-            for row, context in enumerate(contexts):
-                padded[row, : len(context)] = context
-        return StepInput(
-            input_ids=torch.tensor(ids, device=device),
-            positions=torch.cat(positions).to(device),
-            slot_mapping=torch.cat(slots).to(device),
-            query_lens=lens,
-            context_slots=[] if padded is not None else [c.to(device) for c in contexts],
-            padded_slots=None if padded is None else padded.to(device),
+    @staticmethod
+    def _sampling_row(seq: Sequence) -> SamplingRow:
+        req = seq.request
+        return SamplingRow(
+            temperature=req.temperature,
+            top_p=req.top_p,
+            seed=seq.seed,
+            position=len(seq),
+            logprobs=req.logprobs,
+            top_logprobs=req.top_logprobs if req.logprobs else 0,
+            token_ids=seq.token_ids,
+            logits_processor=req.logits_processor,
         )
+
+    def _sample(self, logits: torch.Tensor, rows: list[SamplingRow]) -> list[Sampled]:
+        if self.runner.fused is None:
+            return sample(logits, rows)
+        from deepseek_recipe_engine.device_sampler import sample_on_device  # imports Triton
+
+        return sample_on_device(logits, rows)
 
 
 class EngineError(RuntimeError):

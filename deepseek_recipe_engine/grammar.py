@@ -9,8 +9,9 @@ version, so that the recipe's output parser reads the generated text back as int
 - `tool_call` (auto): free text, optionally followed by one DSML tool-call block;
   `tool_call_required`: a block with at least one call (the prompt may already open it);
 - thinking (stage `ReasoningStart` / `ReasoningContinuation`): free reasoning text first, then the
-  `</think>` token, then the above. Reasoning text can never spell `</think>` (nor, with tools,
-  `<｜DSML｜`), which the parser would read as markup.
+  `</think>` token, then the above. Reasoning text can never spell `</think>`, and no free text
+  (reasoning or content) holds `｜DSML｜` outside a tool-call block: the parser would read
+  `<｜DSML｜` as markup, and a lone marker would reach the client as leaked markup.
 
 Tool calls are written exactly as the renderer writes history (docs/format.md section 5): one line
 per tag, parameters in the order of the schema's `properties`, string parameters raw with
@@ -146,12 +147,12 @@ def _regex(pattern: str) -> str:
 
 
 def _free_text_regex(*, no_think_end: bool) -> str:
-    """Text up to (excluding) the next `<`; never the start of `<｜DSML｜` (or `</think>`).
+    """Text up to (excluding) the next `<`; never `｜DSML｜`, nor the start of `</think>`.
 
     Free text is `TEXT? (LT TEXT?)*`, so every `<` is its own lexeme and each TEXT that follows
     a `<` is checked for the markup the output parser would react to.
     """
-    parts = [f"/[^<]+/ & ~/{_lark_regex_literal(DSML)}{_ANY_TEXT}/"]
+    parts = [f"/[^<]+/ & ~/{_ANY_TEXT}{_lark_regex_literal(DSML)}{_ANY_TEXT}/"]
     if no_think_end:
         parts.append(f"~/{_lark_regex_literal(THINK_END_TEXT[1:])}{_ANY_TEXT}/")
     return " & ".join(parts)

@@ -117,11 +117,14 @@ class BlockManager:
         seq.block_hashes.clear()
         seq.num_computed_tokens = 0
 
+    def slot(self, seq: Sequence, position: int) -> int:
+        """Cache slot of the token at `position` of `seq`."""
+        size = self.block_size
+        return seq.block_table[position // size] * size + position % size
+
     def slots(self, seq: Sequence, start: int, end: int) -> torch.Tensor:
         """Cache slot of each position in [start, end) of `seq`."""
-        positions = torch.arange(start, end)
-        table = torch.tensor(seq.block_table, dtype=torch.long)
-        return table[positions // self.block_size] * self.block_size + positions % self.block_size
+        return torch.tensor([self.slot(seq, p) for p in range(start, end)], dtype=torch.long)
 
     def _take(self, block_id: int) -> None:
         block = self.blocks[block_id]

@@ -1,8 +1,10 @@
 """A DeepSeek-V3-style decoder: RMSNorm, RoPE, multi-head latent attention over a paged cache, MoE.
 
 Parameter names and shapes follow the Hugging Face `DeepseekV3ForCausalLM` layout, so a state dict
-moves between the two unchanged. Every matrix product goes through `invariant_matmul`, and attention
-is computed per sequence, so a sequence's logits are bit-identical whatever else is in the batch.
+moves between the two unchanged. The modules' `forward` methods are the reference (CPU) path:
+every matrix product goes through `invariant_matmul` and every query token attends over exactly
+its own causal prefix, so a sequence's logits are bit-identical whatever else is in the batch. The
+GPU path computes the same with fused Triton kernels (`deepseek_recipe_engine/fused.py`).
 """
 
 from __future__ import annotations
@@ -25,15 +27,8 @@ MIN_GEMM_ROWS = 16
 
 
 def invariant_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """`a @ b` where each row of the result does not depend on how many rows `a` has.
-
-    On CUDA a Triton kernel with one fixed tiling does this; on the CPU, padding to
-    `MIN_GEMM_ROWS` rows keeps BLAS on kernels whose rows are independent.
-    """
-    if a.is_cuda:
-        from deepseek_recipe_engine.gpu_matmul import matmul
-
-        return matmul(a, b)
+    """`a @ b` where each row of the result does not depend on how many rows `a` has: padding to
+    `MIN_GEMM_ROWS` rows keeps BLAS on kernels whose rows are independent."""
     rows = a.shape[-2]
     if rows >= MIN_GEMM_ROWS:
         return a @ b
@@ -50,39 +45,12 @@ ELEMENTWISE_PAD = 64
 def invariant_elementwise(
     fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor
 ) -> torch.Tensor:
-    """`fn(x)` for an elementwise `fn`, so that no element's result depends on the tensor size.
-
-    CUDA kernels compute every element with the same code, so only the CPU needs the padding.
-    """
-    if x.is_cuda:
-        return fn(x)
+    """`fn(x)` for an elementwise `fn`, so that no element's result depends on the tensor size."""
     flat = x.reshape(-1)
     padding = -flat.numel() % ELEMENTWISE_PAD
     if padding:
         flat = torch.cat([flat, flat.new_zeros(padding)])
     return fn(flat)[: x.numel()].view(x.shape)
-
-
-def invariant_row_mean(x: torch.Tensor) -> torch.Tensor:
-    """The mean of the last dimension (kept as size 1), each row's independent of the row count.
-
-    CUDA reductions split a row across more threads when there are few rows, which changes the
-    summation order; there the sum is a product with a column of ones through `invariant_matmul`.
-    """
-    if not x.is_cuda:
-        return x.mean(-1, keepdim=True)
-    flat = x.reshape(-1, x.shape[-1])
-    ones = flat.new_ones(x.shape[-1], 1)
-    return (invariant_matmul(flat, ones) / x.shape[-1]).view(*x.shape[:-1], 1)
-
-
-def invariant_softmax(scores: torch.Tensor) -> torch.Tensor:
-    """Softmax over the last dimension of a CUDA tensor, each row's independent of the row count:
-    the max is exact in any order, and the sum is a product with ones through `invariant_matmul`."""
-    shifted = torch.exp(scores - scores.amax(-1, keepdim=True))
-    flat = shifted.reshape(-1, shifted.shape[-1])
-    total = invariant_matmul(flat, flat.new_ones(shifted.shape[-1], 1))
-    return shifted / total.view(*shifted.shape[:-1], 1)
 
 
 class Linear(nn.Module):
@@ -95,7 +63,7 @@ class Linear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Project the last dimension of `x`."""
         flat = x.reshape(-1, x.shape[-1])
-        return invariant_matmul(flat, self.weight.t()).reshape(*x.shape[:-1], -1)
+        return invariant_matmul(flat, self.weight.t()).reshape(*x.shape[:-1], self.weight.shape[0])
 
 
 class RMSNorm(nn.Module):
@@ -108,7 +76,7 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Normalise the last dimension of `x`."""
-        variance = invariant_row_mean(x.pow(2))
+        variance = x.pow(2).mean(-1, keepdim=True)
         return self.weight * (x * invariant_elementwise(torch.rsqrt, variance + self.eps))
 
 
@@ -142,46 +110,7 @@ class StepInput:
     positions: torch.Tensor  # [tokens] absolute position of each id
     slot_mapping: torch.Tensor  # [tokens] cache slot that receives each id's latent
     query_lens: list[int]  # tokens per sequence, in order
-    context_slots: list[torch.Tensor]  # per sequence: cache slots of positions 0..context_len-1
-    # (empty when `padded_slots` is given)
-    # CUDA only: every sequence's slots padded to one fixed width [sequences, width] (see
-    # `MultiHeadLatentAttention`); None on the CPU
-    padded_slots: torch.Tensor | None = None
-
-    @functools.cached_property
-    def padded_layout(self) -> PaddedLayout | None:
-        """The index work of the fixed-width attention, done once per step for every layer
-        (None without `padded_slots`)."""
-        if self.padded_slots is None:
-            return None
-        device = self.padded_slots.device
-        key_pos = torch.arange(self.padded_slots.shape[1], device=device)
-        ends = torch.tensor(self.query_lens).cumsum(0)
-        decode = [i for i, length in enumerate(self.query_lens) if length == 1]
-        decode_rows = (ends[decode] - 1).to(device)
-        prompts = []
-        for i, length in enumerate(self.query_lens):
-            if length > 1:
-                rows = slice(int(ends[i]) - length, int(ends[i]))
-                hidden = key_pos[None, None, :] > self.positions[rows][:, None, None]
-                prompts.append((rows, self.padded_slots[i], hidden))
-        return PaddedLayout(
-            decode_rows=decode_rows,
-            decode_slots=self.padded_slots[decode],
-            decode_hidden=key_pos[None, None, :] > self.positions[decode_rows][:, None, None],
-            prompts=prompts,
-        )
-
-
-@dataclass(frozen=True)
-class PaddedLayout:
-    """Where each sequence's queries and padded context are in a fixed-width attention step, and
-    which keys each query must not see (later positions and padding)."""
-
-    decode_rows: torch.Tensor  # [decodes] token rows of the single-token sequences
-    decode_slots: torch.Tensor  # [decodes, width] their padded context slots
-    decode_hidden: torch.Tensor  # [decodes, 1, width] keys each decode query must not see
-    prompts: list[tuple[slice, torch.Tensor, torch.Tensor]]  # per prompt: rows, slots, hidden
+    context_slots: list[torch.Tensor]  # per sequence: cache slots of positions 0..last computed
 
 
 class MultiHeadLatentAttention(nn.Module):
@@ -236,65 +165,27 @@ class MultiHeadLatentAttention(nn.Module):
         q_latent = invariant_matmul(q_nope.transpose(0, 1), w_kv[:, :nope, :]).transpose(0, 1)
         # One query row per (token, head) over the cached [latent | rotary key], scale folded in.
         queries = torch.cat([q_latent, q_rope], dim=-1) * self.scale
-        layout = step.padded_layout
-        if layout is not None:
-            attended = self._attend_fixed_width(queries, layout, cache)
-        else:
-            attended = self._attend_per_sequence(queries, step, cache)
+        attended = self._attend(queries, step, cache)
         values = invariant_matmul(attended, w_kv[:, nope:, :].transpose(1, 2))
         return self.o_proj(values.transpose(0, 1).reshape(x.shape[0], -1))
 
-    def _attend_per_sequence(
-        self, queries: torch.Tensor, step: StepInput, cache: torch.Tensor
-    ) -> torch.Tensor:
-        """CPU attention: a loop over sequences, each on its own gathered context.
-
-        `queries` [tokens, heads, latent]; returns [heads, tokens, kv_lora_rank].
-        """
-        cfg = self.config
-        rank = cfg.kv_lora_rank
-        outputs, start = [], 0
+    def _attend(self, queries: torch.Tensor, step: StepInput, cache: torch.Tensor) -> torch.Tensor:
+        """Each query token over exactly its causal prefix (positions 0..its own), so its reduction
+        shapes depend on its position alone: not on the step's other tokens, nor on how its
+        prompt was split into chunks. `queries` [tokens, heads, latent]; returns
+        [heads, tokens, kv_lora_rank]."""
+        rank = self.config.kv_lora_rank
+        positions = step.positions.tolist()
+        outputs, row = [], 0
         for length, slots in zip(step.query_lens, step.context_slots, strict=True):
             context = cache[slots]
-            rows = slice(start, start + length)
-            start += length
-            scores = invariant_matmul(queries[rows].reshape(-1, cfg.latent_dim), context.t())
-            if length > 1:  # a lone query is the newest token and sees the whole context
-                scores = scores.view(length, cfg.num_heads, -1)
-                query_pos = step.positions[rows][:, None, None]
-                key_pos = torch.arange(context.shape[0], device=context.device)[None, None, :]
-                scores = scores.masked_fill(key_pos > query_pos, float("-inf"))
-            probs = torch.softmax(scores, dim=-1).view(length * cfg.num_heads, -1)
-            outputs.append(invariant_matmul(probs, context[:, :rank]).view(length, -1, rank))
-        return torch.cat(outputs, dim=0).transpose(0, 1)
-
-    def _attend_fixed_width(
-        self, queries: torch.Tensor, layout: PaddedLayout, cache: torch.Tensor
-    ) -> torch.Tensor:
-        """CUDA attention over contexts padded to one fixed width (masked by position).
-
-        Every score row has the same length whatever the batch, so the softmax and the products
-        see the same shapes alone or in a batch; all single-token (decode) sequences attend in one
-        batched product, and each prompt on its own. `queries` [tokens, heads, latent]; returns
-        [heads, tokens, kv_lora_rank].
-        """
-        cfg, rank = self.config, self.config.kv_lora_rank
-        attended = queries.new_empty(queries.shape[0], cfg.num_heads, rank)
-        rows = layout.decode_rows
-        if rows.numel():
-            context = cache[layout.decode_slots]  # [decodes, width, latent]
-            scores = invariant_matmul(queries[rows], context.transpose(1, 2))
-            probs = invariant_softmax(scores.masked_fill(layout.decode_hidden, float("-inf")))
-            attended[rows] = invariant_matmul(probs, context[..., :rank])
-        for prompt_rows, slots, hidden in layout.prompts:
-            length = prompt_rows.stop - prompt_rows.start
-            context = cache[slots]  # [width, latent]
-            flat_queries = queries[prompt_rows].reshape(-1, cfg.latent_dim)
-            scores = invariant_matmul(flat_queries, context.t()).view(length, cfg.num_heads, -1)
-            probs = invariant_softmax(scores.masked_fill(hidden, float("-inf")))
-            flat = probs.view(length * cfg.num_heads, -1)
-            attended[prompt_rows] = invariant_matmul(flat, context[:, :rank]).view(length, -1, rank)
-        return attended.transpose(0, 1)
+            for position in positions[row : row + length]:
+                visible = context[: position + 1]
+                scores = invariant_matmul(queries[row], visible.t())
+                probs = torch.softmax(scores, dim=-1)
+                outputs.append(invariant_matmul(probs, visible[:, :rank]))
+                row += 1
+        return torch.stack(outputs).transpose(0, 1)
 
 
 class MLP(nn.Module):
@@ -357,41 +248,8 @@ class Experts(nn.Module):
     def forward(
         self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor
     ) -> torch.Tensor:
-        """Sum each token's chosen experts, weighted, in expert-index order: grouped on CUDA (two
-        batched products instead of a loop), looped on the CPU (only the active experts)."""
-        if x.is_cuda:
-            return self.forward_grouped(x, weights, indices)
-        return self.forward_looped(x, weights, indices)
-
-    def forward_grouped(
-        self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor
-    ) -> torch.Tensor:
-        """`forward` as two batched products over every expert, each expert's tokens gathered into
-        a zero-padded [experts, capacity, hidden] tensor; the same numbers as `forward_looped`
-        wherever `invariant_matmul` rows do not depend on the row count."""
-        tokens, top_k = indices.shape
-        experts, hidden = self.gate_up_proj.shape[0], x.shape[1]
-        flat = indices.reshape(-1)
-        order = torch.argsort(flat, stable=True)  # choices grouped by expert
-        counts = torch.bincount(flat, minlength=experts)
-        capacity = int(counts.max())
-        by_expert = flat[order]
-        rank = torch.arange(flat.numel(), device=x.device) - (counts.cumsum(0) - counts)[by_expert]
-        grouped = x.new_zeros(experts, capacity, hidden)
-        grouped[by_expert, rank] = x[order // top_k]
-        gate, up = invariant_matmul(grouped, self.gate_up_proj.transpose(1, 2)).chunk(2, dim=-1)
-        activated = invariant_elementwise(F.silu, gate) * up
-        expert_out = invariant_matmul(activated, self.down_proj.transpose(1, 2))
-        chosen = torch.empty(flat.numel(), hidden, device=x.device, dtype=x.dtype)
-        chosen[order] = expert_out[by_expert, rank]
-        chosen = chosen.view(tokens, top_k, hidden) * weights[..., None]
-        ascending = indices.argsort(dim=-1, stable=True)[..., None].expand_as(chosen)
-        return functools.reduce(torch.add, chosen.gather(1, ascending).unbind(1))
-
-    def forward_looped(
-        self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor
-    ) -> torch.Tensor:
-        """`forward` as a loop over the active experts, each added into the output in turn."""
+        """Sum each token's chosen experts, weighted, in expert-index order: a loop over the
+        active experts, each added into the output in turn."""
         out = torch.zeros_like(x)
         for expert in indices.unique().tolist():
             token_idx, slot = torch.where(indices == expert)
@@ -493,7 +351,7 @@ class DeepseekModel(nn.Module):
         x = self.model.embed_tokens(step.input_ids)
         for layer, cache in zip(self.model.layers, kv_cache, strict=True):
             x = layer(x, step, self.rope, cache)
-        last_rows = torch.tensor(step.query_lens, device=x.device).cumsum(0) - 1
+        last_rows = torch.tensor(step.query_lens).cumsum(0) - 1
         return self.model.norm(x[last_rows])
 
     @torch.no_grad()

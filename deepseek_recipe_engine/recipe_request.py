@@ -15,16 +15,20 @@ def generation_request(
     *,
     context_limit: int,
     constrained: bool = True,
+    image_tokens: int = 0,
 ) -> GenerationRequest:
     """A generation of `prompt_ids` with the request's sampling settings and output constraint.
 
     `max_tokens` is the recipe's resolution against `context_limit` (the requested budget, or the
-    official default capped by the room left; `ConversionError` when the prompt is too long).
+    official default capped by the room left; `ConversionError` when the prompt is too long). The
+    prompt counts `image_tokens` more than its ids: what V4.1 images add beyond their
+    placeholders, as the official API counts them.
     Generation stops at end-of-sentence; with `constrained`, the output constraint (if any) is
     enforced by a grammar logits processor (deepseek_recipe_engine/constraints.py).
     """
+    # First: a prompt over the context fails here, before the whole request is read as Python.
+    max_tokens = converted.resolve_max_tokens(len(prompt_ids) + image_tokens, context_limit)
     options = converted.inference_options
-    max_tokens = converted.resolve_max_tokens(len(prompt_ids), context_limit)
     processor = constraint_processor(converted, len(prompt_ids)) if constrained else None
     return GenerationRequest(
         prompt_ids=prompt_ids,

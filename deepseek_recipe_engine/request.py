@@ -4,12 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
+import numpy as np
 import torch
 
 LogitsProcessor = Callable[[list[int], torch.Tensor], torch.Tensor]
 """Hook for constrained decoding: (token ids so far, logits [vocab]) -> logits to sample from."""
+
+
+@runtime_checkable
+class TokenBitmask(Protocol):
+    """A logits processor that only allows some tokens and can say which as a bitmask, so that a
+    GPU engine computes the mask on the host while the step runs and applies it on the device."""
+
+    def __call__(self, token_ids: list[int], logits: torch.Tensor) -> torch.Tensor:
+        """`logits` with every token not allowed next set to -inf."""
+        ...
+
+    def token_bitmask(self, token_ids: list[int]) -> np.ndarray:
+        """The tokens allowed next as int32 words: bit `i % 32` of word `i // 32` allows token
+        `i` (ids past the words are not allowed)."""
+        ...
+
 
 FinishReason = Literal["stop", "length", "cancelled"]
 

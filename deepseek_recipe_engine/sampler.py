@@ -52,7 +52,8 @@ class Sampled:
     logprob: TokenLogprob | None
 
 
-def _uniform(seed: int, position: int) -> float:
+def uniform(seed: int, position: int) -> float:
+    """The one uniform number in [0, 1) of the token at `position` of a request seeded `seed`."""
     generator = torch.Generator().manual_seed(generator_seed(seed, position))
     return float(torch.rand(1, generator=generator, dtype=torch.float64))
 
@@ -72,7 +73,7 @@ def _choose(logits: torch.Tensor, row: SamplingRow) -> int:
     if row.temperature <= 0.0:
         return int(torch.argmax(logits))
     probs = torch.softmax(logits / row.temperature, dim=-1)
-    u = _uniform(row.seed, row.position)
+    u = uniform(row.seed, row.position)
     if row.top_p >= 1.0:
         return _pick(probs, None, u)
     sorted_probs, order = torch.sort(probs, descending=True, stable=True)

@@ -1,8 +1,11 @@
 """Continuous batching: a waiting queue, a running list, admission by free blocks, preemption.
 
-Each step runs every running sequence for one token (decode) and admits waiting sequences, oldest
-first, while the batch has room (`max_num_seqs`, `max_num_batched_tokens`) and the cache has free
-blocks for their whole prompt. Prompts are computed in one step (no chunked prefill).
+Each step runs every running sequence for one token (decode), continues prompts that are partly
+computed, and admits waiting sequences, oldest first, while the batch has room (`max_num_seqs`,
+`max_num_batched_tokens`) and the cache has free blocks for their whole prompt. A prompt longer
+than the step's remaining token budget is computed in chunks over several steps (chunked prefill),
+side by side with the decodes; a chunk computes exactly what the whole prompt would (the model
+attends each token over its own causal prefix), so chunking never changes a sequence's results.
 
 Preemption: when a running sequence needs a new block and none is free, the most recently admitted
 running sequence is preempted by recomputation: its blocks are released (its full blocks stay in
@@ -14,10 +17,25 @@ produces the same tokens as one that never was.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 
 from deepseek_recipe_engine.config import EngineConfig
 from deepseek_recipe_engine.kv_cache import BlockManager
 from deepseek_recipe_engine.sequence import Sequence, SequenceStatus
+
+
+@dataclass(frozen=True)
+class ScheduledTokens:
+    """The tokens of one sequence computed in a step: positions [start, end)."""
+
+    seq: Sequence
+    start: int
+    end: int
+
+    @property
+    def completes(self) -> bool:
+        """Whether the sequence's every token is computed after this chunk (it then samples)."""
+        return self.end == len(self.seq)
 
 
 class Scheduler:
@@ -39,24 +57,25 @@ class Scheduler:
         """Whether any sequence is waiting or running."""
         return bool(self.waiting or self.running)
 
-    def schedule(self) -> list[Sequence]:
-        """Pick this step's sequences: running ones first, then newly admitted ones."""
-        scheduled: list[Sequence] = []
+    def schedule(self) -> list[ScheduledTokens]:
+        """Pick this step's chunks: running sequences first, in admission order, then newly
+        admitted ones, while the token budget lasts."""
+        scheduled: list[ScheduledTokens] = []
         budget = self.config.max_num_batched_tokens
         for seq in list(self.running):
-            if seq.status is not SequenceStatus.RUNNING:
-                continue  # preempted earlier in this loop
+            if seq.status is not SequenceStatus.RUNNING or budget == 0:
+                continue  # preempted earlier in this loop, or no budget left this step
             while not self.blocks.can_append(seq):
                 self._preempt(self.running[-1])
                 if seq.status is not SequenceStatus.RUNNING:
                     break
             if seq.status is SequenceStatus.RUNNING:
                 self.blocks.append_slot(seq)
-                scheduled.append(seq)
-                budget -= len(seq) - seq.num_computed_tokens
-        while self.waiting and len(self.running) < self.config.max_num_seqs:
+                scheduled.append(self._chunk(seq, budget))
+                budget -= scheduled[-1].end - scheduled[-1].start
+        while self.waiting and len(self.running) < self.config.max_num_seqs and budget > 0:
             seq = self.waiting[0]
-            if (len(seq) > budget and scheduled) or not self.blocks.can_allocate(seq):
+            if not self.blocks.can_allocate(seq):
                 break
             self.waiting.popleft()
             reused = self.blocks.allocate(seq)
@@ -64,9 +83,14 @@ class Scheduler:
                 seq.num_cached_prompt_tokens = reused
             seq.status = SequenceStatus.RUNNING
             self.running.append(seq)
-            scheduled.append(seq)
-            budget -= len(seq) - reused
+            scheduled.append(self._chunk(seq, budget))
+            budget -= scheduled[-1].end - scheduled[-1].start
         return scheduled
+
+    @staticmethod
+    def _chunk(seq: Sequence, budget: int) -> ScheduledTokens:
+        start = seq.num_computed_tokens
+        return ScheduledTokens(seq, start, min(len(seq), start + budget))
 
     def finish(self, seq: Sequence) -> None:
         """Retire a running sequence and release its blocks."""

@@ -6,9 +6,8 @@ import base64
 import json
 from pathlib import Path
 
-from deepseek_recipe import convert, preprocess
+from deepseek_recipe import Tokenizer, convert, preprocess
 from deepseek_recipe.cli import main
-from tests.image_generators import v41_test_tokenizer, v41_test_tokenizer_json
 from tests.test_images_api import GIF_17x9, PNG_40x50
 
 
@@ -30,7 +29,7 @@ def test_render_lists_images_and_counts_prompt_tokens(capsys, tmp_path):
         tmp_path, _data_url(PNG_40x50, "image/png"), _data_url(GIF_17x9, "image/gif")
     )
     tokenizer = tmp_path / "tokenizer.json"
-    tokenizer.write_text(v41_test_tokenizer_json(), encoding="utf-8")
+    tokenizer.write_text(Tokenizer.deepseek_v41_json(), encoding="utf-8")
     assert main(["render", str(request), "--plain", "--tokenizer", str(tokenizer)]) == 0
     out = capsys.readouterr().out
     assert out.count("⟦<｜image｜>⟧") == 2
@@ -44,7 +43,7 @@ def test_render_lists_images_and_counts_prompt_tokens(capsys, tmp_path):
     )
     adjustment = png.token_adjustment + gif.token_adjustment
     assert lines[at + 3].startswith(f"image tokens: {png.token_count + gif.token_count}; ")
-    text = len(convert(json.loads(request.read_text())).encode(v41_test_tokenizer()))
+    text = len(convert(json.loads(request.read_text())).encode(Tokenizer.deepseek_v41()))
     assert lines[at + 4] == (
         f"prompt tokens: {text + adjustment} ({text} encoded, placeholders included, "
         f"+ {adjustment} for images)"

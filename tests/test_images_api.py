@@ -25,6 +25,7 @@ from deepseek_recipe import (
     PreprocessOptions,
     RecipeError,
     ResolverLimits,
+    Tokenizer,
     _native,
     convert,
     count_prompt_tokens,
@@ -38,7 +39,7 @@ from deepseek_recipe.images import (
     request_token_adjustment,
     token_adjustment,
 )
-from tests.image_generators import generate, v41_test_tokenizer
+from tests.image_generators import generate
 
 PNG_40x50 = generate(
     {
@@ -349,7 +350,7 @@ def _v41_request(url: str) -> dict[str, object]:
 
 def test_prompt_count_includes_image_tokens(server: str) -> None:
     data_url = "data:image/png;base64," + base64.b64encode(PNG_40x50).decode()
-    tokenizer = v41_test_tokenizer()
+    tokenizer = Tokenizer.deepseek_v41()
     converted = convert(_v41_request(data_url))
     [source] = request_image_sources(converted)
     assert (source.kind, source.detail, source.path) == ("data_url", "low", ".messages[0]")

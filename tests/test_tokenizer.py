@@ -257,3 +257,27 @@ def test_property_parallel_encode_matches_single_threaded(ours, text, repeats, a
 @given(ids=st.lists(st.integers(0, 129_279), max_size=30))
 def test_property_decode_parity(ours, hf_special, ids):
     assert ours.decode(ids) == hf_special.decode(ids, skip_special_tokens=False)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_array_outputs_match_the_list_outputs(ours, corpus, threads):
+    tokenizer = ours.with_threads(threads)
+    texts = [*corpus[:40], "", "<｜User｜>hi", "a" * 70_000]
+    expected = [tokenizer.encode(text, True) for text in texts]
+    batch = tokenizer.encode_batch_array(texts, True)
+    assert batch.ids.format == "I" and batch.offsets.format == "Q"
+    assert len(batch) == len(texts) and batch.to_lists() == expected
+    assert batch[-1].tolist() == expected[-1] and batch[-3].tolist() == []
+    with pytest.raises(IndexError):
+        batch[len(texts)]
+    assert tokenizer.encode_array(texts[0], True).tolist() == expected[0]
+    assert tokenizer.count_batch(texts, True) == [len(ids) for ids in expected]
+
+
+def test_batch_ids_are_views_numpy_takes_without_copying(ours):
+    numpy = pytest.importorskip("numpy")
+    batch = ours.encode_batch_array(["hello world", "second text"])
+    array = numpy.asarray(batch.ids)
+    assert array.dtype == numpy.uint32
+    array[0] = 7
+    assert batch[0][0] == 7

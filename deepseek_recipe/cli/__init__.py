@@ -1,7 +1,10 @@
 """The `deepseek-recipe` command line: one subcommand per module in `COMMANDS`.
 
 A command module exposes `register(subparsers)`, which adds its subparser and sets `run` as the
-parser's default `handler`: `run(args: argparse.Namespace) -> int` returns the exit status.
+parser's default `handler`: `run(args: argparse.Namespace) -> int` returns the exit status. A
+command whose options live in an optional package (`conformance`) also sets
+`forwards_arguments=True`: its arguments are left unparsed in `args.forwarded`. Command modules
+import only the core library; a command imports its optional package when it runs.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from deepseek_recipe.cli import (
     render_cmd,
     serve_cmd,
     tokenize_cmd,
+    vectors_cmd,
 )
 from deepseek_recipe.errors import RecipeError
 
@@ -32,6 +36,7 @@ COMMANDS: list[ModuleType] = [
     parse_cmd,
     serve_cmd,
     conformance_cmd,
+    vectors_cmd,
 ]
 
 
@@ -51,7 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default: `sys.argv[1:]`); returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, forwarded = parser.parse_known_args(argv)
+    if forwarded and not getattr(args, "forwards_arguments", False):
+        parser.error(f"unrecognized arguments: {' '.join(forwarded)}")
+    args.forwarded = forwarded
     try:
         status: int = args.handler(args)
     except (RecipeError, OSError) as error:

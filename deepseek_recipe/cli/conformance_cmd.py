@@ -1,41 +1,36 @@
-"""`deepseek-recipe conformance`: the conformance suite (needs the `conformance` extra)."""
+"""`deepseek-recipe conformance`: the conformance suite (needs the `conformance` extra).
+
+The suite owns its options (`deepseek_recipe_conformance.cli`); this command forwards its arguments
+there, so the suite and its dependencies are imported only when the command runs.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from deepseek_recipe.cli._extras import report_missing_extra
+
+EXTRAS = ("conformance",)
+"""The extras the command needs."""
 
 
 def register(subparsers: Any) -> None:
-    """Add the `conformance` command; its options come from `deepseek_recipe_conformance.cli`."""
+    """Add the `conformance` command; every argument after it goes to the suite's parser."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "conformance",
         help="check an endpoint against the official DeepSeek API behaviour",
-        description="Run the conformance suite against a DeepSeek-compatible endpoint.",
+        description="Run the conformance suite against a DeepSeek-compatible endpoint "
+        "(`deepseek-recipe conformance --help` lists its options).",
+        add_help=False,
     )
-    try:
-        from deepseek_recipe_conformance.cli import add_arguments
-    except ImportError as error:
-        parser.set_defaults(handler=_missing(error))
-        return
-    add_arguments(parser)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, forwards_arguments=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the suite; the exit status is the suite's."""
-    from deepseek_recipe_conformance.cli import run as run_suite
-
-    return run_suite(args)
-
-
-def _missing(error: ImportError) -> Any:
-    def handler(_: argparse.Namespace) -> int:
-        sys.stderr.write(
-            f"deepseek-recipe conformance: needs the conformance extra ({error}); "
-            "install it with: pip install 'deepseek-recipe[conformance]'\n"
-        )
-        return 1
-
-    return handler
+    """Parse the forwarded arguments with the suite's options and run it; its exit status."""
+    try:
+        from deepseek_recipe_conformance import cli as suite
+    except ImportError as error:
+        return report_missing_extra("conformance", error, EXTRAS)
+    return suite.main(args.forwarded, prog="deepseek-recipe conformance")

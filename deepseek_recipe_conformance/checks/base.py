@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from deepseek_recipe import ConvertedRequest
 from deepseek_recipe_conformance.model import Case, Exchange, Severity, Source
 from deepseek_recipe_conformance.oracle import Oracle
 from deepseek_recipe_conformance.views import Output, output_from_body, output_from_stream
@@ -26,13 +27,30 @@ class NotApplicable(Exception):
     """Raised by a check that cannot judge this exchange (the outcome is `skipped`)."""
 
 
+class NotExercised(NotApplicable):
+    """Raised by a check whose rule applies to the request but whose situation (a tool call, a
+    length finish, a stop in the text) the model did not produce: skipped, or, when the case
+    exercises the check, retried and then reported as not exercised."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the suite knows about the host beyond the protocol: `completion_cap` is the most
+    completion tokens it generates per answer (None: the request's budget)."""
+
+    completion_cap: int | None = None
+
+
 class StepView:
     """One exchange (step `index` of its case) plus its lazily computed views."""
 
-    def __init__(self, exchange: Exchange, oracle: Oracle, index: int) -> None:
+    def __init__(
+        self, exchange: Exchange, oracle: Oracle, index: int, target: Target | None = None
+    ) -> None:
         self.exchange = exchange
         self.oracle = oracle
         self.index = index
+        self.target = target or Target()
 
     @property
     def protocol(self) -> str:
@@ -49,8 +67,22 @@ class StepView:
         """Client-visible output, from the stream or the body."""
         return output_of(self.exchange)
 
+    @cached_property
+    def converted(self) -> ConvertedRequest | None:
+        """The request as the recipe converts it (None without an oracle, or when it fails)."""
+        return self.oracle.convert(self.protocol, self.request)
+
+    def require_converted(self) -> ConvertedRequest:
+        """The converted request; skips the calling check when the oracle has none."""
+        converted = self.converted
+        if converted is None:
+            raise NotApplicable("the oracle cannot convert this request")
+        return converted
+
     def require_success(self) -> None:
-        """Skip the calling check unless the step answered 200."""
+        """Skip the calling check unless the step is a protocol request that answered 200."""
+        if not self.exchange.endpoint:
+            raise NotApplicable("not a request to the protocol's endpoint")
         if self.exchange.status != 200:
             raise NotApplicable(f"step answered {self.exchange.status}, not 200")
 
@@ -69,6 +101,7 @@ class CheckContext:
     case: Case
     exchanges: list[Exchange]
     oracle: Oracle
+    target: Target = field(default_factory=Target)
 
     def step(self, index: int = 0) -> StepView:
         """View of step `index` (negative indexes count from the end)."""
@@ -76,7 +109,7 @@ class CheckContext:
             exchange = self.exchanges[index]
         except IndexError as exc:
             raise NotApplicable(f"case has no step {index}") from exc
-        return StepView(exchange, self.oracle, index % len(self.exchanges))
+        return StepView(exchange, self.oracle, index % len(self.exchanges), self.target)
 
 
 CheckFn = Callable[..., list[Violation]]

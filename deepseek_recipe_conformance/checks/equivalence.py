@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from deepseek_recipe_conformance.checks.base import CheckContext, Violation, check, short
+from deepseek_recipe_conformance.checks.base import (
+    CheckContext,
+    NotExercised,
+    Violation,
+    check,
+    short,
+)
 from deepseek_recipe_conformance.model import Severity
 from deepseek_recipe_conformance.views import Output
 
@@ -17,22 +23,19 @@ def _arguments(text: str) -> Any:
         return text
 
 
-def _structure(out: Output) -> dict[str, Any]:
-    return {
-        "prompt tokens": out.usage.prompt if out.usage else None,
-        "finish reason": out.finish,
-        "tool names": [c.name for c in out.tool_calls],
-        "has reasoning": bool(out.reasoning),
-        "has content": bool(out.content),
-    }
-
-
 def _text(out: Output) -> dict[str, Any]:
     return {
         "reasoning": out.reasoning or "",
         "content": out.content or "",
-        "arguments": [_arguments(c.arguments) for c in out.tool_calls],
+        "tool calls": [(c.name, _arguments(c.arguments)) for c in out.tool_calls],
+    }
+
+
+def _outcome(out: Output) -> dict[str, Any]:
+    return {
+        "finish reason": out.finish,
         "completion tokens": out.usage.completion if out.usage else None,
+        "reasoning tokens": out.usage.reasoning if out.usage else None,
     }
 
 
@@ -45,15 +48,26 @@ def _text(out: Output) -> dict[str, Any]:
 def stream_vs_body(
     ctx: CheckContext, a: int = 0, b: int = 1, text: bool = False
 ) -> list[Violation]:
-    """The streamed and non-streamed answers to one request agree (structure; texts when `text`)."""
+    """Streamed and non-streamed answers to one request count the same prompt tokens; when the
+    model wrote the same text in both, they also agree on the finish reason and token counts
+    (`text`: the texts themselves must agree)."""
     first, second = ctx.step(a), ctx.step(b)
     first.require_success()
     second.require_success()
-    left, right = _structure(first.output), _structure(second.output)
+    left, right = first.output, second.output
+
+    def differences(x: dict[str, Any], y: dict[str, Any]) -> list[Violation]:
+        return [
+            Violation(f"same {key} in both modes", f"{short(x[key], 90)} vs {short(y[key], 90)}")
+            for key in x
+            if x[key] != y[key]
+        ]
+
+    prompts = [o.usage.prompt if o.usage else None for o in (left, right)]
+    if prompts[0] != prompts[1]:
+        return [Violation("same prompt tokens in both modes", f"{prompts[0]} vs {prompts[1]}")]
     if text:
-        left, right = _text(first.output), _text(second.output)
-    return [
-        Violation(f"same {key} in both modes", f"{short(left[key], 90)} vs {short(right[key], 90)}")
-        for key in left
-        if left[key] != right[key]
-    ]
+        return differences(_text(left), _text(right))
+    if _text(left) != _text(right):
+        raise NotExercised("the model wrote different texts in the two modes")
+    return differences(_outcome(left), _outcome(right))

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepseek_recipe_conformance.checks.base import StepView, Violation, check, short
+from deepseek_recipe_conformance.checks.base import (
+    NotApplicable,
+    NotExercised,
+    StepView,
+    Violation,
+    check,
+    short,
+)
 from deepseek_recipe_conformance.model import Severity
 
 
@@ -43,14 +50,21 @@ def _entry_errors(entry: Any, top: int | None) -> str | None:
     Severity.MAJOR,
     "docs:https://api-docs.deepseek.com/api/create-chat-completion",
 )
-def shape(step: StepView, top: int | None = None) -> list[Violation]:
-    """Requested logprobs are present: {token, logprob <= 0, bytes, top_logprobs[<= top]} items."""
+def shape(step: StepView) -> list[Violation]:
+    """Requested logprobs come with the content: {token, logprob <= 0, bytes, top_logprobs}
+    entries with at most `top_logprobs` alternatives."""
     step.require_success()
+    options = step.require_converted().inference_options
+    if not options.get("logprobs"):
+        raise NotApplicable("no log probabilities requested")
+    if not step.output.content:
+        raise NotExercised("no content came back")
     entries = step.output.logprobs
     if not entries:
         return [Violation("log probabilities for the generated content", short(entries))]
+    top = options.get("top_logprobs")
     for i, entry in enumerate(entries):
-        problem = _entry_errors(entry, top)
+        problem = _entry_errors(entry, top if isinstance(top, int) else None)
         if problem:
             return [Violation("well-formed logprob entries", f"entry {i}: {problem}")]
     return []

@@ -6,7 +6,14 @@ import json
 import re
 from typing import Any
 
-from deepseek_recipe_conformance.checks.base import StepView, Violation, check, short
+from deepseek_recipe_conformance.checks.base import (
+    NotApplicable,
+    NotExercised,
+    StepView,
+    Violation,
+    check,
+    short,
+)
 from deepseek_recipe_conformance.checks.schema import validate
 from deepseek_recipe_conformance.model import Severity
 
@@ -57,8 +64,11 @@ def called(step: StepView, min: int = 1, name: str | None = None) -> list[Violat
     "docs:https://api-docs.deepseek.com/api/create-chat-completion",
 )
 def none_called(step: StepView) -> list[Violation]:
-    """No tool call (tool_choice none, or no tools), and no `tool_calls` finish."""
+    """No tool call and no `tool_calls` finish when the request allows none (no tools, tool
+    choice none, JSON output)."""
     step.require_success()
+    if step.require_converted().parsing_options.get("parse_tool_calls"):
+        raise NotApplicable("the request allows tool calls")
     violations = []
     if step.output.tool_calls:
         violations.append(
@@ -71,9 +81,12 @@ def none_called(step: StepView) -> list[Violation]:
 
 def complete_calls(step: StepView) -> list[Any]:
     """The tool calls the model finished: all of them, less the last when the output ran out of
-    tokens (`max_tokens` may cut a call's arguments anywhere)."""
+    tokens (`max_tokens` may cut a call's arguments anywhere); `NotExercised` when none."""
     calls = list(step.output.tool_calls)
-    return calls[:-1] if step.output.finish == "length" else calls
+    finished = calls[:-1] if step.output.finish == "length" else calls
+    if not finished:
+        raise NotExercised("the model made no complete tool call")
+    return finished
 
 
 @check("tools.arguments_json", Severity.CRITICAL, "issue:sgl-project/sglang#38924")
@@ -135,14 +148,23 @@ def arguments_schema(step: StepView) -> list[Violation]:
 
 
 @check("tools.call_ids", Severity.MINOR, "spec:streaming.md#9-random-ids-and-timestamps")
-def call_ids(step: StepView) -> list[Violation]:
-    """Tool-call ids are present, unique and shaped `call_NN_<20 alnum><4 digits>`."""
+def call_ids(step: StepView, min_calls: int = 1) -> list[Violation]:
+    """Tool-call ids are unique and shaped `call_NN_<20 alnum><4 digits>`, NN the call's index
+    (`min_calls`: the situation needs that many calls, e.g. parallel calls)."""
     step.require_success()
     ids = [c.id for c in step.output.tool_calls]
+    if len(ids) < min_calls:
+        raise NotExercised(f"{len(ids)} tool call(s), fewer than {min_calls}")
     violations = []
     bad = [i for i in ids if not isinstance(i, str) or not CALL_ID.match(i)]
     if bad:
         violations.append(Violation("ids like call_00_<20 alphanumerics><4 digits>", short(bad)))
+    numbered = [i for i in ids if isinstance(i, str) and CALL_ID.match(i)]
+    misnumbered = [
+        i for n, i in enumerate(ids) if i in numbered and not i.startswith(f"call_{n:02d}_")
+    ]
+    if misnumbered:
+        violations.append(Violation("call_00_, call_01_, ... in call order", short(misnumbered)))
     if len(set(ids)) != len(ids):
         violations.append(Violation("unique tool-call ids", short(ids)))
     return violations

@@ -1,10 +1,21 @@
-"""Checks on token usage: presence, arithmetic, cache fields, cache hits, prompt-token parity."""
+"""Checks on token usage: presence, arithmetic, cache fields, cache hits, prompt-token parity,
+reasoning tokens."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from deepseek_recipe_conformance.checks.base import CheckContext, NotApplicable, StepView, Violation, check, short
+from deepseek_recipe import Tokenizer
+from deepseek_recipe_conformance.checks.base import (
+    CheckContext,
+    NotApplicable,
+    StepView,
+    Violation,
+    check,
+    short,
+)
+from deepseek_recipe_conformance.checks.output import thinking
 from deepseek_recipe_conformance.model import Severity
 from deepseek_recipe_conformance.views import Usage
 
@@ -150,4 +161,36 @@ def prompt_parity(step: StepView) -> list[Violation]:
         raise NotApplicable("the oracle has no prompt-token count for this request")
     if u.prompt != expected:
         return [Violation(f"prompt tokens {expected} (recipe count)", short(u.prompt))]
+    return []
+
+
+@functools.cache
+def _v4_tokenizer() -> Tokenizer:
+    return Tokenizer.deepseek_v4()
+
+
+@check("usage.reasoning_tokens", Severity.MAJOR, "spec:streaming.md#4-usage-accounting")
+def reasoning_tokens(step: StepView) -> list[Violation]:
+    """Chat (thinking mode) and Responses report reasoning tokens: the V4 tokenizer's count of
+    the reasoning text (0 without reasoning); Messages reports none."""
+    u = _usage(step)
+    if step.protocol == "messages":
+        raise NotApplicable("Messages usage has no reasoning count")
+    converted = step.require_converted()
+    if step.protocol == "chat" and not thinking(step):
+        raise NotApplicable("Chat reports reasoning tokens in thinking mode only")
+    if u.reasoning is None:
+        details = (
+            "completion_tokens_details" if step.protocol == "chat" else "output_tokens_details"
+        )
+        return [Violation(f"usage.{details}.reasoning_tokens", "absent")]
+    if converted.model_version != "DeepseekV4Pro":
+        return []  # V4.1 counts with its own tokenizer
+    expected = _v4_tokenizer().count(step.output.reasoning or "", allow_special=True)
+    if u.reasoning != expected:
+        return [
+            Violation(
+                f"{expected} reasoning tokens (the reasoning text's count)", short(u.reasoning)
+            )
+        ]
     return []

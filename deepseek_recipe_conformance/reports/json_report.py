@@ -7,7 +7,7 @@ import json
 import statistics
 from typing import Any
 
-from deepseek_recipe_conformance.model import CaseResult, Finding, Latency, RunResult
+from deepseek_recipe_conformance.model import CaseResult, Finding, Latency, RunResult, Severity
 
 SCHEMA = "deepseek-recipe-conformance/1"
 """Identifier of this report layout; bumped on incompatible changes."""
@@ -94,6 +94,7 @@ def to_dict(run: RunResult) -> dict[str, Any]:
             "checks": sum(s.checks for s in families),
             "checks_passed": sum(s.checks_passed for s in families),
             "required_failures": len(run.required_failures()),
+            "not_exercised": sum(f.severity is Severity.INFO for f in run.findings()),
         },
         "families": [
             {

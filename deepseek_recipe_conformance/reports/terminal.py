@@ -1,7 +1,9 @@
-"""Terminal output with rich: a progress bar while running, then the family table and findings."""
+"""Terminal output with rich: a progress bar while running, then the family table, the findings
+and what the model never exercised."""
 
 from __future__ import annotations
 
+from collections import Counter
 from types import TracebackType
 
 from rich.console import Console
@@ -74,7 +76,9 @@ def print_summary(console: Console, run: RunResult, max_findings: int = 40) -> N
             str(score.required_failures),
         )
     console.print(table)
-    findings = run.findings()
+    everything = run.findings()
+    findings = [f for f in everything if f.severity is not Severity.INFO]
+    unexercised = Counter(f.check for f in everything if f.severity is Severity.INFO)
     if findings:
         listing = Table(title=f"Findings ({len(findings)})", show_lines=False)
         for column in ("severity", "case", "check", "expected", "observed", "source"):
@@ -94,6 +98,9 @@ def print_summary(console: Console, run: RunResult, max_findings: int = 40) -> N
             console.print(
                 f"[dim]... {len(findings) - max_findings} more in the JSON/HTML report[/]"
             )
+    if unexercised:
+        counts = ", ".join(f"{check} ({n})" for check, n in unexercised.most_common())
+        console.print(f"[dim]not exercised (the model never produced the situation): {counts}[/]")
     errors = [r for r in run.results if r.error]
     for result in errors:
         console.print(f"[red]error[/] {result.case.id}: {result.error}")

@@ -8,26 +8,54 @@ official API itself may produce (keep-alive comments, CRLF framing): the suite m
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from deepseek_recipe_conformance.oracle import RecipeOracle
+from tests.conformance.standin import Quirks, StandinModel
+from tests.conformance.standin_text import STYLES
 from tests.conformance.wire import Wire
 
 DSML_LEAK = '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">'
+API_KEY_HEADERS = ("authorization", "x-api-key")
+SERVED_MODEL = "DeepSeek-V4-Pro"
+"""The model the detection test asks for (a fault may hide it from the model list)."""
+ORACLE = RecipeOracle(SERVED_MODEL)
+
+
+@dataclass
+class Forwarded:
+    """A request on its way to the upstream host (a fault may edit it); `valid` says whether
+    the recipe converts it, `upstream_key` is the key the upstream accepts."""
+
+    protocol: str | None
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    valid: bool
+    upstream_key: str
 
 
 @dataclass(frozen=True)
 class Fault:
-    """One deviation class: a name, what real-world bug it mimics, and the edit."""
+    """One deviation class: a name, what real-world bug it mimics, and how the host breaks it:
+    an edit of the answer on the wire (`apply`), of the request before the upstream sees it
+    (`request`), or a host duty skipped (`quirks`)."""
 
     name: str
     mimics: str
-    apply: Callable[[Wire], None]
+    apply: Callable[[Wire], None] = lambda _w: None
     cases: tuple[str, ...] = ()
-    """Case-id prefixes whose answers from the reference server (tiny random model) carry what
-    the fault edits: the detection test runs the fault on these cases only."""
+    """Case-id prefixes whose answers carry what the fault breaks: the detection test runs the
+    fault on these cases only."""
+    request: Callable[[Forwarded], None] | None = None
+    quirks: Quirks = field(default_factory=Quirks)
+    model: StandinModel = field(default_factory=lambda: StandinModel("wordy"))
+    """The stand-in model behind the faulty host (its answers give the fault material)."""
 
 
 def _ok(w: Wire) -> bool:
@@ -123,37 +151,6 @@ def dsml_in_content(w: Wire) -> None:
             return
 
 
-def _stop_strings(w: Wire) -> list[str]:
-    raw = w.request.get("stop", w.request.get("stop_sequences"))
-    stops = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-    return [s for s in stops if isinstance(s, str) and s]
-
-
-def stop_cuts_reasoning(w: Wire) -> None:
-    """The host matches stop strings inside the reasoning: it cuts the reasoning at the first
-    match, sends no content and ends with a stop finish. Nothing changes when no stop string
-    occurs in the reasoning (the bug needs one)."""
-    stops = _stop_strings(w)
-    pieces = list(_text_fields(w, ("reasoning",)))
-    text = "".join(holder[key] for holder, key in pieces)
-    matches = [(text.find(s), s) for s in stops if s in text]
-    if not matches or not _ok(w):
-        return
-    cut, matched = min(matches)
-    seen = 0
-    for holder, key in pieces:
-        piece = holder[key]
-        holder[key] = piece[: max(0, min(len(piece), cut - seen))]
-        seen += len(piece)
-    for holder, key in list(_text_fields(w, ("content",))):
-        holder[key] = None if w.protocol == "chat" else ""
-    if w.protocol == "messages" and not w.streamed and isinstance(w.body, dict):
-        w.body["content"] = [b for b in w.body.get("content", []) if b.get("type") != "text"]
-    _finish_edit(w, _ALL_TO_STOP, {}, incomplete_to_completed=True)
-    for holder in _messages_finish_holders(w):
-        holder["stop_reason"], holder["stop_sequence"] = "stop_sequence", matched
-
-
 def json_with_preamble(w: Wire) -> None:
     fmt = w.request.get("response_format") or (w.request.get("text") or {}).get("format") or {}
     if fmt.get("type") not in ("json_object", "json_schema"):
@@ -185,9 +182,6 @@ MESSAGES_WRONG = {
     "max_tokens": "end_turn",
     "stop_sequence": "end_turn",
 }
-
-
-_ALL_TO_STOP = {"tool_calls": "stop", "length": "stop", "content_filter": "stop"}
 
 
 def _messages_finish_holders(w: Wire) -> list[dict[str, Any]]:
@@ -564,66 +558,659 @@ def thinking_tool_choice_accepted(w: Wire) -> None:
         _plain_success(w)
 
 
+# ------------------------------------------------------------------ authentication (requests)
+
+
+def _with_key(r: Forwarded) -> None:
+    for name in API_KEY_HEADERS:
+        r.headers.pop(name, None)
+    r.headers["authorization"] = f"Bearer {r.upstream_key}"
+
+
+def auth_not_checked(r: Forwarded) -> None:
+    """The host lets every request through (it calls the upstream with its own key)."""
+    _with_key(r)
+
+
+def empty_key_accepted(r: Forwarded) -> None:
+    """A header without a token passes (only the header's presence is checked)."""
+    bare = r.headers.get("authorization", "").strip().lower() == "bearer"
+    if bare or r.headers.get("x-api-key") == "":
+        _with_key(r)
+
+
+def x_api_key_ignored(r: Forwarded) -> None:
+    """The host reads only `Authorization`."""
+    r.headers.pop("x-api-key", None)
+
+
+def bearer_rejected_on_messages(r: Forwarded) -> None:
+    """Messages reads only `x-api-key`."""
+    if r.protocol == "messages":
+        r.headers.pop("authorization", None)
+
+
+def validation_before_auth(r: Forwarded) -> None:
+    """The host validates before it authenticates: an invalid request gets its 400 even
+    without a key (the upstream sees the key, so it answers with the validation error)."""
+    if not r.valid and r.protocol is not None:
+        _with_key(r)
+
+
+def unknown_model_accepted(r: Forwarded) -> None:
+    """Any model name is served (by the one model the host has)."""
+    try:
+        body = json.loads(r.body)
+    except ValueError:
+        return
+    if isinstance(body, dict) and body.get("model") not in (None, SERVED_MODEL):
+        r.body = json.dumps({**body, "model": SERVED_MODEL}).encode()
+
+
+def auth_status_403(w: Wire) -> None:
+    if w.status == 401:
+        w.status = 403
+
+
+def auth_body_not_official(w: Wire) -> None:
+    if w.status == 401:
+        w.body = {
+            "error": {
+                "message": "Unauthorized",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        }
+
+
+# ------------------------------------------------------------------ other routes
+
+
+def models_list_wrong_shape(w: Wire) -> None:
+    if w.path.endswith("/models") and isinstance(w.body, dict):
+        w.body = {"models": [m.get("id") for m in w.body.get("data", [])]}
+
+
+def models_list_missing_model(w: Wire) -> None:
+    if w.path.endswith("/models") and isinstance(w.body, dict):
+        w.body["data"] = [m for m in w.body.get("data", []) if m.get("id") != SERVED_MODEL]
+
+
+def routing_errors_as_text(w: Wire) -> None:
+    if w.status in (404, 405):
+        w.body, w.raw_body = None, b"Not Found" if w.status == 404 else b"Method Not Allowed"
+        w.headers["content-type"] = "text/plain; charset=utf-8"
+
+
+def malformed_json_500(w: Wire) -> None:
+    if w.status == 400 and "JSON" in _error_message(w):
+        w.status, w.body = 500, {"detail": "Internal Server Error"}
+
+
+def error_content_type_text(w: Wire) -> None:
+    if w.status == 400:
+        w.headers["content-type"] = "text/plain"
+
+
+def error_code_null(w: Wire) -> None:
+    if w.status == 400 and isinstance(w.body, dict) and isinstance(w.body.get("error"), dict):
+        w.body["error"]["code"] = None
+
+
+# ------------------------------------------------------------------ reasoning, tools, finish
+
+
+def think_tag_in_content(w: Wire) -> None:
+    for holder, key in _text_fields(w, ("content",)):
+        if holder[key]:
+            holder[key] += "</think>"
+            return
+
+
+def reasoning_tokens_missing(w: Wire) -> None:
+    for u in _usages(w):
+        u.pop("completion_tokens_details", None)
+        u.pop("output_tokens_details", None)
+
+
+def reasoning_tokens_are_completion(w: Wire) -> None:
+    for u in _usages(w):
+        for details, total in (
+            ("completion_tokens_details", "completion_tokens"),
+            ("output_tokens_details", "output_tokens"),
+        ):
+            if isinstance(u.get(details), dict):
+                u[details]["reasoning_tokens"] = u[total]
+
+
+def tool_calls_finish_stop(w: Wire) -> None:
+    _finish_edit(w, {"tool_calls": "stop"}, {"tool_use": "end_turn"}, incomplete_to_completed=False)
+
+
+def stop_reported_as_length(w: Wire) -> None:
+    _finish_edit(w, {"stop": "length"}, {"end_turn": "max_tokens"}, incomplete_to_completed=False)
+
+
+def tool_call_type_missing(w: Wire) -> None:
+    for holder in _call_holders(w):
+        if w.protocol == "chat":
+            holder.pop("type", None)
+
+
+def _compact(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), separators=(",", ":"), ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
+def arguments_compact(w: Wire) -> None:
+    """Arguments re-serialised without spaces (the host parses and dumps them again)."""
+    for pieces in _argument_streams(w).values():
+        whole = _compact("".join(h[k] for h, k in pieces))
+        for n, (holder, key) in enumerate(pieces):
+            holder[key] = whole if n == 0 else ""
+    _responses_done_arguments(w, _compact)
+
+
+def tool_call_indexes_zero(w: Wire) -> None:
+    """Every streamed Chat tool call gets index 0 (clients then merge them into one)."""
+    if w.protocol == "chat" and w.streamed:
+        for d in _chat_choices(w):
+            for call in d.get("tool_calls") or []:
+                call["index"] = 0
+
+
+def tool_input_as_string(w: Wire) -> None:
+    if w.protocol == "messages" and not w.streamed and isinstance(w.body, dict):
+        for block in w.body.get("content", []):
+            if block.get("type") == "tool_use":
+                block["input"] = json.dumps(block["input"])
+
+
+def stop_sequence_not_reported(w: Wire) -> None:
+    for holder in _messages_finish_holders(w):
+        if holder.get("stop_reason") == "stop_sequence":
+            holder["stop_reason"], holder["stop_sequence"] = "end_turn", None
+
+
+def stop_included_in_content(w: Wire) -> None:
+    """The matched stop string is left at the end of the content."""
+    for holder in _messages_finish_holders(w):
+        matched = holder.get("stop_sequence")
+        fields = list(_text_fields(w, ("content",)))
+        if matched and fields:
+            text_holder, key = fields[-1]
+            text_holder[key] += matched
+
+
+def json_schema_not_enforced(w: Wire) -> None:
+    fmt = w.request.get("response_format") or (w.request.get("text") or {}).get("format") or {}
+    if fmt.get("type") == "json_schema":
+        for holder, key in _text_fields(w, ("content",)):
+            if holder[key].strip().startswith("{"):
+                holder[key] = '{"capital": "yes", "note": 1}'
+            elif holder[key].strip():
+                holder[key] = ""
+
+
+def stop_sequence_misnamed(w: Wire) -> None:
+    """Messages names a stop string the request never sent."""
+    for holder in _messages_finish_holders(w):
+        if holder.get("stop_reason") == "stop_sequence":
+            holder["stop_sequence"] = "<stop>"
+
+
+def content_null(w: Wire) -> None:
+    """Chat content null at the end of a plain answer."""
+    if w.protocol == "chat" and isinstance(w.body, dict):
+        for choice in w.body.get("choices") or []:
+            if not choice["message"].get("tool_calls"):
+                choice["message"]["content"] = None
+
+
+def tool_called_despite_none(w: Wire) -> None:
+    """tool_choice none ignored: the answer is a tool call."""
+    if w.protocol == "chat" and isinstance(w.body, dict) and w.request.get("tool_choice") == "none":
+        for choice in w.body.get("choices") or []:
+            call = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+            choice["message"]["tool_calls"] = [
+                {
+                    "index": 0,
+                    "id": "call_00_abcdefghijABCDEFGHIJ1234",
+                    "type": "function",
+                    "function": call,
+                }
+            ]
+            choice["finish_reason"] = "tool_calls"
+
+
+# ------------------------------------------------------------------ usage and logprobs
+
+
+def include_usage_ignored(w: Wire) -> None:
+    if w.protocol == "chat" and w.streamed:
+        for chunk in w.payloads()[:-1]:
+            if chunk.get("usage", 0) is None:
+                del chunk["usage"]
+
+
+def message_start_usage_missing(w: Wire) -> None:
+    if w.protocol == "messages" and w.streamed:
+        for e in w.payloads():
+            if e.get("type") == "message_start":
+                e["message"].pop("usage", None)
+
+
+def top_logprobs_exceeded(w: Wire) -> None:
+    def grow(entry: dict[str, Any]) -> None:
+        alternatives = entry.get("top_logprobs")
+        if isinstance(alternatives, list) and alternatives:
+            entry["top_logprobs"] = alternatives * 3
+
+    for choice in _chat_finishes(w):
+        for entry in (choice.get("logprobs") or {}).get("content") or []:
+            grow(entry)
+    for holder, _key in _text_fields(w, ("content",)):
+        for entry in holder.get("logprobs") or []:
+            grow(entry)
+
+
+def cache_miss_ignores_hits(w: Wire) -> None:
+    """prompt_cache_miss_tokens always the whole prompt (hits counted twice)."""
+    for u in _usages(w):
+        if "prompt_cache_miss_tokens" in u:
+            u["prompt_cache_miss_tokens"] = u["prompt_tokens"]
+
+
+def messages_input_includes_hits(w: Wire) -> None:
+    """Messages input_tokens as the whole prompt instead of the cache miss."""
+    for u in _usages(w):
+        if "cache_read_input_tokens" in u:
+            u["input_tokens"] += u["cache_read_input_tokens"]
+
+
+def validation_order_reversed(w: Wire) -> None:
+    """The host checks temperature last: with another invalid parameter, that one is reported."""
+    if w.status != 400 or "temperature" not in w.request:
+        return
+    rest = {k: v for k, v in w.request.items() if k != "temperature"}
+    other = ORACLE.expected_error(w.protocol, rest) if w.protocol else None
+    if other is not None:
+        w.body = other[1]
+
+
+# ------------------------------------------------------------------ framing and shapes
+
+
+def event_json_truncated(w: Wire) -> None:
+    """One event's JSON cut short (a write split inside an event and never completed)."""
+    for event in w.events[1:]:
+        if isinstance(event[1], dict):
+            event[1] = json.dumps(event[1])[:-3]
+            return
+
+
+def ping_missing(w: Wire) -> None:
+    w.events = [e for e in w.events if e[0] != "ping"]
+
+
+def signature_missing(w: Wire) -> None:
+    if w.protocol != "messages":
+        return
+    if w.streamed:
+        w.events = [
+            e
+            for e in w.events
+            if not (
+                isinstance(e[1], dict)
+                and (e[1].get("delta") or {}).get("type") == "signature_delta"
+            )
+        ]
+    elif isinstance(w.body, dict):
+        for block in w.body.get("content", []):
+            if block.get("type") == "thinking":
+                block["signature"] = ""
+
+
+def chunk_object_wrong(w: Wire) -> None:
+    if w.protocol == "chat" and w.streamed:
+        for chunk in w.payloads():
+            chunk["object"] = "chat.completion"
+
+
+def final_chunk_carries_text(w: Wire) -> None:
+    """The last content delta is merged into the finish chunk."""
+    if w.protocol != "chat" or not w.streamed:
+        return
+    chunks = w.payloads()
+    texts = [c for c in chunks[1:-1] if isinstance(c["choices"][0]["delta"].get("content"), str)]
+    if texts and chunks:
+        last = texts[-1]
+        chunks[-1]["choices"][0]["delta"]["content"] = last["choices"][0]["delta"]["content"]
+        w.events = [e for e in w.events if e[1] is not last]
+
+
+def system_fingerprint_missing(w: Wire) -> None:
+    for chunk in w.payloads() if w.streamed else [w.body] if isinstance(w.body, dict) else []:
+        if w.protocol == "chat":
+            chunk.pop("system_fingerprint", None)
+
+
+def item_status_wrong(w: Wire) -> None:
+    if w.protocol == "responses" and w.streamed:
+        for e in w.payloads():
+            if e.get("type") == "response.output_item.done":
+                e["item"]["status"] = "in_progress"
+
+
+def text_done_missing(w: Wire) -> None:
+    if w.protocol == "responses" and w.streamed:
+        w.events = [e for e in w.events if e[0] not in ("response.output_text.done",)]
+        for n, e in enumerate(w.payloads()):
+            e["sequence_number"] = n
+
+
 FAULTS: tuple[Fault, ...] = (
+    # authentication
+    Fault(
+        "auth_not_checked",
+        "the API key is not checked at all",
+        request=auth_not_checked,
+        cases=("auth.missing.", "auth.wrong."),
+    ),
+    Fault(
+        "empty_key_accepted",
+        "a header without a key passes",
+        request=empty_key_accepted,
+        cases=("auth.empty.", "auth.empty_x_api_key."),
+    ),
+    Fault(
+        "x_api_key_ignored",
+        "Messages ignores the Anthropic SDK's x-api-key",
+        request=x_api_key_ignored,
+        cases=("auth.x_api_key.",),
+    ),
+    Fault(
+        "bearer_rejected_on_messages",
+        "Messages accepts only x-api-key",
+        request=bearer_rejected_on_messages,
+        cases=("auth.bearer.messages",),
+    ),
+    Fault(
+        "validation_before_auth",
+        "an invalid request without a key gets 400, not 401",
+        request=validation_before_auth,
+        cases=("auth.before_validation.",),
+    ),
+    Fault(
+        "auth_status_403",
+        "403 instead of 401 for a bad key",
+        auth_status_403,
+        cases=("auth.wrong.", "auth.missing.chat"),
+    ),
+    Fault(
+        "auth_body_not_official",
+        "a 401 body that is not the official one",
+        auth_body_not_official,
+        cases=("auth.wrong.", "auth.missing."),
+    ),
+    # routes
+    Fault(
+        "models_list_wrong_shape",
+        "GET /v1/models in another shape",
+        models_list_wrong_shape,
+        cases=("models.", "auth.bearer.models"),
+    ),
+    Fault(
+        "models_list_missing_model",
+        "the model under test not listed",
+        models_list_missing_model,
+        cases=("models.",),
+    ),
+    Fault(
+        "routing_errors_as_text",
+        "404/405 as a plain-text page",
+        routing_errors_as_text,
+        cases=("http_errors.unknown_path", "http_errors.wrong_method."),
+    ),
+    Fault(
+        "malformed_json_500",
+        "a body that is not JSON crashes the handler (500)",
+        malformed_json_500,
+        cases=("http_errors.malformed_json.",),
+    ),
+    # validation
+    Fault(
+        "bad_param_status_422",
+        "HTTP 422 instead of 400 for a bad parameter",
+        bad_param_status_422,
+        cases=("validation.params.temperature.", "validation.params.n."),
+    ),
+    Fault(
+        "error_body_not_openai_shape",
+        'FastAPI-style {"detail": ...} error body',
+        error_body_not_openai_shape,
+        cases=("validation.params.temperature.", "validation.params.n."),
+    ),
+    Fault(
+        "error_message_reworded",
+        "error message differs from the official text",
+        error_message_reworded,
+        cases=("validation.params.temperature.", "validation.params.n."),
+    ),
+    Fault(
+        "error_code_null",
+        "error.code null instead of invalid_request_error",
+        error_code_null,
+        cases=("validation.params.temperature.",),
+    ),
+    Fault(
+        "error_content_type_text",
+        "errors served as text/plain",
+        error_content_type_text,
+        cases=("validation.params.temperature.",),
+    ),
+    Fault(
+        "unknown_model_accepted",
+        "a model name the host does not serve is accepted",
+        request=unknown_model_accepted,
+        cases=("validation.unknown_model.",),
+    ),
+    Fault(
+        "validation_order_reversed",
+        "two invalid parameters: the host reports the one the official order checks later",
+        validation_order_reversed,
+        cases=("validation.precedence.",),
+    ),
+    Fault(
+        "invalid_params_accepted",
+        "invalid parameters (n>1, temperature 3, ...) accepted",
+        invalid_params_accepted,
+        cases=("validation.params.temperature.", "validation.params.n."),
+    ),
+    Fault(
+        "passback_not_enforced",
+        "missing reasoning_content pass-back accepted",
+        passback_not_enforced,
+        cases=("passback.missing.",),
+    ),
+    Fault(
+        "thinking_tool_choice_accepted",
+        "thinking + required/named tool_choice accepted",
+        thinking_tool_choice_accepted,
+        cases=("thinking_tool_choice.rejected.",),
+    ),
+    # reasoning and content
     Fault(
         "drop_reasoning",
         "reasoning_content dropped (ai-dynamo/dynamo#10163)",
         drop_reasoning,
-        cases=("passback.given.", "thinking.effort_prompt.s1-rs-00002"),
-    ),
-    Fault(
-        "dsml_in_content",
-        "DSML markup leaked into content (vllm#40800)",
-        dsml_in_content,
-        cases=(
-            "dsml.thinking.chat.",
-            "dsml.non_thinking.responses.",
-            "dsml.non_thinking.messages.",
-        ),
-    ),
-    Fault(
-        "stop_cuts_reasoning",
-        "stop string applied inside reasoning: reasoning cut, content null (vllm#52393)",
-        stop_cuts_reasoning,
-        cases=("stop.toy_thinking.",),
-    ),
-    Fault(
-        "json_with_preamble",
-        "JSON-mode output with prose around it",
-        json_with_preamble,
-        cases=("json_output.toy_schema.",),
+        cases=("thinking.default.", "passback.given."),
     ),
     Fault(
         "thinking_leaks_when_disabled",
         "reasoning returned although thinking is disabled",
         thinking_leaks_when_disabled,
-        cases=("thinking.effort_prompt.s1-cc-00149",),
+        cases=("thinking.disabled.chat.",),
     ),
+    Fault(
+        "dsml_in_content",
+        "DSML markup leaked into content (vllm#40800)",
+        dsml_in_content,
+        cases=("dsml.",),
+    ),
+    Fault(
+        "think_tag_in_content",
+        "</think> left in the content",
+        think_tag_in_content,
+        cases=("streaming.plain.", "thinking.default."),
+    ),
+    # tool calls
     Fault(
         "wrong_finish_reason",
         "finish reason mapped wrongly (tool_calls -> stop, LiteLLM-style)",
         wrong_finish_reason,
-        cases=(
-            "tools.toy_named.",
-            "max_tokens.non_thinking.chat.body",
-            "max_tokens.messages.stream",
-        ),
+        cases=("tools.auto.", "max_tokens.messages."),
     ),
+    Fault(
+        "tool_calls_finish_stop",
+        "tool calls end with stop / end_turn",
+        tool_calls_finish_stop,
+        cases=("tools.auto.chat.", "tools.auto.messages."),
+    ),
+    Fault(
+        "arguments_wrapped",
+        'arguments wrapped in {"arguments": ...} (sglang#38924)',
+        arguments_wrapped,
+        cases=("tools.named.",),
+    ),
+    Fault(
+        "arguments_truncated",
+        "unterminated argument JSON (vllm#53227)",
+        arguments_truncated,
+        cases=("tools.named.chat.", "tools.named.responses.", "tools.named.messages.stream"),
+    ),
+    Fault(
+        "arguments_compact",
+        "arguments re-serialised by the host",
+        arguments_compact,
+        cases=("tools.auto.",),
+    ),
+    Fault(
+        "call_ids_not_official",
+        "tool-call ids in another format",
+        call_ids_not_official,
+        cases=("tools.named.",),
+    ),
+    Fault(
+        "named_tool_choice_ignored",
+        "named tool_choice not enforced",
+        named_tool_choice_ignored,
+        cases=("tools.named.",),
+    ),
+    Fault(
+        "tool_call_type_missing",
+        'Chat tool calls without "type": "function"',
+        tool_call_type_missing,
+        cases=("tools.auto.chat.",),
+    ),
+    Fault(
+        "tool_call_indexes_zero",
+        "parallel streamed calls all with index 0",
+        tool_call_indexes_zero,
+        cases=("tools.parallel.chat.stream",),
+        model=StandinModel("tool_happy"),
+    ),
+    Fault(
+        "tool_called_despite_none",
+        "tool_choice none ignored",
+        tool_called_despite_none,
+        cases=("tools.none.chat.body",),
+    ),
+    Fault(
+        "content_null",
+        "content null at the end of a plain answer",
+        content_null,
+        cases=("streaming.plain.", "usage.non_thinking.chat.body"),
+    ),
+    Fault(
+        "tool_input_as_string",
+        "Messages tool_use input as a JSON string",
+        tool_input_as_string,
+        cases=("tools.auto.messages.body",),
+    ),
+    # finish reasons and limits
     Fault(
         "length_reported_as_stop",
         "token limit reported as a normal stop",
         length_reported_as_stop,
-        cases=("max_tokens.non_thinking.chat.", "max_tokens.responses.", "max_tokens.messages."),
+        cases=("max_tokens.",),
     ),
+    Fault(
+        "stop_reported_as_length",
+        "a natural end reported as length",
+        stop_reported_as_length,
+        cases=("max_tokens.", "auth.bearer."),
+        model=StandinModel("short"),
+    ),
+    Fault(
+        "max_tokens_ignored",
+        "the request's token limit is not applied",
+        cases=("max_tokens.",),
+        quirks=Quirks(ignore_max_tokens=True),
+    ),
+    # stop sequences
+    Fault(
+        "stop_not_applied",
+        "stop sequences ignored",
+        cases=("stop.",),
+        quirks=Quirks(ignore_stops=True),
+    ),
+    Fault(
+        "stop_cuts_reasoning",
+        "stop string applied inside reasoning (vllm#52393)",
+        cases=("stop.cut_thinking.",),
+        quirks=Quirks(stops_everywhere=True),
+    ),
+    Fault(
+        "stop_sequence_not_reported",
+        "a stop match reported as end_turn",
+        stop_sequence_not_reported,
+        cases=("stop.cut.messages",),
+    ),
+    Fault(
+        "stop_sequence_misnamed",
+        "stop_sequence names a string the request never sent",
+        stop_sequence_misnamed,
+        cases=("stop.cut.messages",),
+    ),
+    Fault(
+        "stop_included_in_content",
+        "the matched stop string left in the content",
+        stop_included_in_content,
+        cases=("stop.cut.messages", "stop.reasoning_kept.messages"),
+    ),
+    # JSON output
+    Fault(
+        "json_with_preamble",
+        "JSON-mode output with prose around it",
+        json_with_preamble,
+        cases=("json_output.",),
+    ),
+    Fault(
+        "json_schema_not_enforced",
+        "json_schema output that does not fit the schema",
+        json_schema_not_enforced,
+        cases=("json_output.schema.",),
+    ),
+    # usage
     Fault(
         "stream_usage_missing",
         "usage missing from the stream",
         stream_usage_missing,
-        cases=(
-            "streaming.plain.chat",
-            "streaming.plain.responses",
-            "streaming.plain.messages",
-        ),
+        cases=("streaming.plain.",),
     ),
     Fault(
         "cache_fields_missing",
@@ -654,6 +1241,18 @@ FAULTS: tuple[Fault, ...] = (
         cases=("equivalence.plain.",),
     ),
     Fault(
+        "cache_miss_ignores_hits",
+        "prompt_cache_miss_tokens = prompt_tokens even on a cache hit",
+        cache_miss_ignores_hits,
+        cases=("cache.repeat.chat",),
+    ),
+    Fault(
+        "messages_input_includes_hits",
+        "Messages input_tokens counts the cached prefix too",
+        messages_input_includes_hits,
+        cases=("cache.repeat.messages",),
+    ),
+    Fault(
         "cache_never_hits",
         "prefix cache never reported",
         cache_never_hits,
@@ -663,94 +1262,81 @@ FAULTS: tuple[Fault, ...] = (
         "usage_only_final_chunk",
         "usage in a separate chunk with choices null (vLLM)",
         usage_only_final_chunk,
-        cases=(
-            "streaming.plain.chat",
-            "streaming.include_usage.chat",
-        ),
+        cases=("streaming.plain.chat", "streaming.include_usage.chat"),
     ),
     Fault(
-        "arguments_wrapped",
-        'arguments wrapped in {"arguments": ...} (sglang#38924)',
-        arguments_wrapped,
-        cases=("tools.toy_named.",),
+        "reasoning_tokens_missing",
+        "no reasoning token count",
+        reasoning_tokens_missing,
+        cases=("usage.thinking.chat.", "usage.thinking.responses."),
     ),
     Fault(
-        "arguments_truncated",
-        "unterminated argument JSON (vllm#53227)",
-        arguments_truncated,
-        cases=(
-            "tools.toy_named.chat.",
-            "tools.toy_named.responses.",
-            "tools.toy_named.messages.stream",
-        ),
+        "reasoning_tokens_are_completion",
+        "reasoning tokens = completion tokens",
+        reasoning_tokens_are_completion,
+        cases=("usage.thinking.chat.", "usage.thinking.responses."),
     ),
     Fault(
-        "call_ids_not_official",
-        "tool-call ids in another format",
-        call_ids_not_official,
-        cases=("tools.toy_named.",),
+        "include_usage_ignored",
+        '"usage": null missing from chunks with include_usage',
+        include_usage_ignored,
+        cases=("streaming.include_usage.chat",),
     ),
     Fault(
-        "named_tool_choice_ignored",
-        "named tool_choice not enforced",
-        named_tool_choice_ignored,
-        cases=("tools.toy_named.",),
+        "message_start_usage_missing",
+        "message_start without usage",
+        message_start_usage_missing,
+        cases=("streaming.plain.messages",),
     ),
+    # logprobs
+    Fault(
+        "logprobs_dropped",
+        "requested logprobs not returned",
+        logprobs_dropped,
+        cases=("logprobs.",),
+    ),
+    Fault(
+        "top_logprobs_exceeded",
+        "more alternatives than top_logprobs",
+        top_logprobs_exceeded,
+        cases=("logprobs.",),
+    ),
+    # stream framing and shapes
     Fault(
         "no_done_sentinel",
         "Chat stream without data: [DONE]",
         no_done_sentinel,
-        cases=(
-            "streaming.plain.chat",
-            "streaming.tools.chat",
-        ),
+        cases=("streaming.plain.chat", "streaming.tools.chat"),
     ),
     Fault(
         "done_sentinel_everywhere",
         "[DONE] appended to Responses/Messages streams",
         done_sentinel_everywhere,
-        cases=(
-            "streaming.plain.responses",
-            "streaming.plain.messages",
-        ),
+        cases=("streaming.plain.responses", "streaming.plain.messages"),
     ),
     Fault(
         "role_chunk_missing",
         "stream does not open with the role / start event",
         role_chunk_missing,
-        cases=(
-            "streaming.plain.chat",
-            "streaming.plain.responses",
-            "streaming.plain.messages",
-        ),
+        cases=("streaming.plain.",),
     ),
     Fault(
         "content_after_finish",
         "a chunk after the finish chunk",
         content_after_finish,
-        cases=(
-            "streaming.plain.chat",
-            "streaming.plain.responses",
-            "streaming.plain.messages",
-        ),
+        cases=("streaming.plain.",),
     ),
     Fault(
         "sequence_number_gap",
         "Responses sequence_number with a gap",
         sequence_number_gap,
-        cases=(
-            "streaming.plain.responses",
-            "streaming.tools.responses",
-        ),
+        cases=("streaming.plain.responses", "streaming.tools.responses"),
     ),
     Fault(
         "event_names_wrong",
         "SSE event: names not equal to the data type",
         event_names_wrong,
-        cases=(
-            "streaming.plain.responses",
-            "streaming.plain.messages",
-        ),
+        cases=("streaming.plain.responses", "streaming.plain.messages"),
     ),
     Fault(
         "chunk_id_drift",
@@ -762,74 +1348,61 @@ FAULTS: tuple[Fault, ...] = (
         "blocks_not_closed",
         "content blocks / output items never closed",
         blocks_not_closed,
-        cases=(
-            "streaming.plain.responses",
-            "streaming.plain.messages",
-        ),
+        cases=("streaming.plain.responses", "streaming.plain.messages"),
     ),
     Fault(
         "stream_as_json_content_type",
         "stream served as application/json",
         stream_as_json_content_type,
-        cases=(
-            "streaming.plain.chat",
-            "streaming.plain.responses",
-            "streaming.plain.messages",
-        ),
+        cases=("streaming.plain.",),
     ),
     Fault(
-        "logprobs_dropped",
-        "requested logprobs not returned",
-        logprobs_dropped,
-        cases=("logprobs.",),
+        "event_json_truncated",
+        "an event whose JSON is cut short",
+        event_json_truncated,
+        cases=("streaming.plain.",),
     ),
     Fault(
-        "bad_param_status_422",
-        "HTTP 422 instead of 400 for a bad parameter",
-        bad_param_status_422,
-        cases=(
-            "validation.params.temperature.",
-            "validation.params.n.",
-        ),
+        "ping_missing",
+        "Messages stream without ping",
+        ping_missing,
+        cases=("streaming.plain.messages",),
     ),
     Fault(
-        "error_body_not_openai_shape",
-        'FastAPI-style {"detail": ...} error body',
-        error_body_not_openai_shape,
-        cases=(
-            "validation.params.temperature.",
-            "validation.params.n.",
-        ),
+        "signature_missing",
+        "thinking blocks without a signature",
+        signature_missing,
+        cases=("streaming.thinking.messages", "thinking.default.messages."),
     ),
     Fault(
-        "error_message_reworded",
-        "error message differs from the official text",
-        error_message_reworded,
-        cases=(
-            "validation.params.temperature.",
-            "validation.params.n.",
-        ),
+        "chunk_object_wrong",
+        'Chat chunks with object "chat.completion"',
+        chunk_object_wrong,
+        cases=("streaming.plain.chat",),
     ),
     Fault(
-        "invalid_params_accepted",
-        "invalid parameters (n>1, temperature 3, ...) accepted",
-        invalid_params_accepted,
-        cases=(
-            "validation.params.temperature.",
-            "validation.params.n.",
-        ),
+        "final_chunk_carries_text",
+        "the last text merged into the finish chunk",
+        final_chunk_carries_text,
+        cases=("streaming.plain.chat",),
     ),
     Fault(
-        "passback_not_enforced",
-        "missing reasoning_content pass-back accepted",
-        passback_not_enforced,
-        cases=("passback.missing.",),
+        "system_fingerprint_missing",
+        "no system_fingerprint key",
+        system_fingerprint_missing,
+        cases=("streaming.plain.chat", "usage.non_thinking.chat."),
     ),
     Fault(
-        "thinking_tool_choice_accepted",
-        "thinking + required/named tool_choice accepted",
-        thinking_tool_choice_accepted,
-        cases=("thinking_tool_choice.rejected.",),
+        "item_status_wrong",
+        "Responses items done while in_progress",
+        item_status_wrong,
+        cases=("streaming.plain.responses",),
+    ),
+    Fault(
+        "text_done_missing",
+        "Responses output_text.done never sent",
+        text_done_missing,
+        cases=("streaming.plain.responses",),
     ),
 )
 """The deviation classes; the detection test expects the suite to flag every one."""
@@ -858,4 +1431,8 @@ BENIGN: tuple[Fault, ...] = (
         "small_writes", "answers split into 7-byte writes, mid-line and mid-UTF-8", _small_writes
     ),
 )
-"""Transformations a conforming host may apply; they must produce no finding."""
+"""Transport variations a conforming host may apply; they must produce no finding."""
+
+OTHER_MODELS: tuple[StandinModel, ...] = tuple(StandinModel(style) for style in STYLES)
+"""Conforming hosts whose model is not DeepSeek's (shorter answers, no tool calls, other
+wording, tool calls everywhere): the suite must raise nothing against them."""

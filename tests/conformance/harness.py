@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 
 from deepseek_recipe_conformance.cases import load_cases
 from deepseek_recipe_conformance.model import Case, RunResult
-from deepseek_recipe_conformance.oracle import VectorOracle
+from deepseek_recipe_conformance.oracle import RecipeOracle
 from deepseek_recipe_conformance.runner import RunConfig, run_suite
 from tests.conformance.http_server import serve
-from tests.conformance.recordings import RecordingIndex, load_recordings, vectors_dir
+from tests.conformance.recordings import RecordingIndex, load_recordings
 from tests.conformance.replay_host import ReplayHost
 
 API_KEY = "sk-conformance-test"
@@ -24,12 +24,6 @@ def shared_index() -> RecordingIndex:
     return RecordingIndex(load_recordings())
 
 
-@functools.cache
-def shared_oracle() -> VectorOracle:
-    """The request-vector oracle, loaded once."""
-    return VectorOracle(vectors_dir())
-
-
 def all_cases() -> list[Case]:
     """The bundled cases for the test model."""
     return load_cases(MODEL)
@@ -38,7 +32,7 @@ def all_cases() -> list[Case]:
 @contextlib.asynccontextmanager
 async def replay_host(cases: list[Case]) -> AsyncIterator[tuple[str, ReplayHost]]:
     """A running replay host; yields its base URL and the handler (for inspection)."""
-    host = ReplayHost(shared_index(), shared_oracle(), {c.id: c.scenario for c in cases}, API_KEY)
+    host = ReplayHost(shared_index(), MODEL, {c.id: c.scenario for c in cases}, API_KEY)
     async with serve(host) as url:
         yield url, host
 
@@ -57,5 +51,5 @@ def config(url: str) -> RunConfig:
 
 
 async def run_against(url: str, cases: list[Case]) -> RunResult:
-    """Run `cases` against `url` with the vector oracle."""
-    return await run_suite(cases, config(url), shared_oracle())
+    """Run `cases` against `url` with the recipe oracle (the command line's default)."""
+    return await run_suite(cases, config(url), RecipeOracle(MODEL))

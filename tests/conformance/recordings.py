@@ -49,7 +49,8 @@ def thinking_on(protocol: str, body: dict[str, Any]) -> bool:
 
 
 def features(protocol: str, body: dict[str, Any]) -> str:
-    """The request features that shape the output format (not the prompt text)."""
+    """The request features that shape how the model's text is parsed (not the prompt text;
+    stop sequences are applied by the host to whatever output it replays)."""
     fmt = (
         body.get("response_format")
         if protocol == "chat"
@@ -64,7 +65,6 @@ def features(protocol: str, body: dict[str, Any]) -> str:
         "tools": tools or None,
         "tool_choice": choice,
         "format": (fmt or {}).get("type") if isinstance(fmt, dict) else None,
-        "stop": body.get("stop", body.get("stop_sequences")),
         "logprobs": [body.get("logprobs"), body.get("top_logprobs")],
     }
     return json.dumps(summary, sort_keys=True, ensure_ascii=False)
@@ -101,10 +101,6 @@ def _max_tokens(body: dict[str, Any]) -> int:
     return int(body.get("max_tokens") or body.get("max_output_tokens") or 1 << 30)
 
 
-def _within(o: Output, body: dict[str, Any]) -> bool:
-    return o.usage is not None and (o.usage.completion or 0) <= _max_tokens(body)
-
-
 SCENARIOS: dict[str, Callable[[Output, dict[str, Any]], bool]] = {
     "plain": lambda o, b: o.finish == "stop" and not o.tool_calls and bool(o.content),
     "reasoning": lambda o, b: (
@@ -114,7 +110,9 @@ SCENARIOS: dict[str, Callable[[Output, dict[str, Any]], bool]] = {
     "tool_call": lambda o, b: o.finish == "tool_calls" and len(o.tool_calls) >= 1,
     "parallel_tool_calls": lambda o, b: o.finish == "tool_calls" and len(o.tool_calls) >= 2,
     "json": lambda o, b: o.finish == "stop" and _parses(o.content),
-    "length": lambda o, b: o.finish == "length" and _within(o, b),
+    "length": lambda o, b: (
+        not o.tool_calls and (o.usage.completion or 0) > _max_tokens(b) + 4 if o.usage else False
+    ),
     "stop": lambda o, b: o.finish == "stop" and bool(o.reasoning) and o.content is not None,
     "logprobs": lambda o, b: o.finish == "stop" and bool(o.logprobs) and bool(o.content),
     "any": lambda o, b: o.finish in ("stop", "tool_calls") and o.usage is not None,
@@ -129,9 +127,7 @@ class Recording:
     id: str
     protocol: str
     request: dict[str, Any]
-    chunks: list[dict[str, Any]]
-    done_data: str | None
-    response: dict[str, Any]
+    inputs: list[dict[str, Any]]
     output: Output
 
 
@@ -146,6 +142,8 @@ def load_recordings(folder: Path | None = None) -> list[Recording]:
             generator = record["generator"]
             if expect["error"] is not None or record["parsing_overrides"] or not expect["finished"]:
                 continue
+            if not any(chunk["kind"] == "finish" for chunk in record["inputs"]):
+                continue  # a host always ends with a finish reason (tool calls then map)
             if generator.get("direct_thinking_mode") is not None or generator.get(
                 "namespace_tool_map"
             ):
@@ -155,15 +153,7 @@ def load_recordings(folder: Path | None = None) -> list[Recording]:
             if not _clean(output) or output.usage is None or not output.usage.prompt:
                 continue
             found.append(
-                Recording(
-                    record["id"],
-                    protocol,
-                    record["request"],
-                    expect["chunks"],
-                    expect["done_data"],
-                    expect["response"],
-                    output,
-                )
+                Recording(record["id"], protocol, record["request"], record["inputs"], output)
             )
     return found
 

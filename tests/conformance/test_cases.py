@@ -2,8 +2,16 @@
 
 import json
 
-from deepseek_recipe_conformance.cases import builtin_dir, load_cases
-from deepseek_recipe_conformance.checks import REGISTRY
+import pytest
+
+from deepseek_recipe_conformance.cases import (
+    CaseFileError,
+    builtin_dir,
+    case_files,
+    load_cases,
+    load_file,
+)
+from deepseek_recipe_conformance.checks import BASELINE, REGISTRY
 from deepseek_recipe_conformance.model import PROTOCOLS
 from tests.conformance.recordings import vectors_dir
 
@@ -23,13 +31,16 @@ FAMILIES = {
     "usage",
     "prompt_parity",
     "cache",
+    "auth",
+    "models",
+    "http_errors",
 }
 
 
 def test_every_family_has_its_own_file_and_cases():
     cases = load_cases("m")
     assert {c.family for c in cases} == FAMILIES
-    assert {p.stem for p in builtin_dir().glob("*.json")} == FAMILIES
+    assert {p.name.removesuffix(".json") for p in case_files(builtin_dir())} == FAMILIES
     assert len({c.id for c in cases}) == len(cases)
 
 
@@ -37,9 +48,54 @@ def test_checks_exist_and_model_is_substituted():
     for case in load_cases("my-model"):
         assert all(spec.name in REGISTRY for spec in case.checks), case.id
         for step in case.steps:
-            assert step.body["model"] == "my-model"
+            if step.method == "GET" or step.raw is not None:
+                assert "{model}" not in (step.raw or "") and step.body == {}
+                continue
+            unknown = case.id.startswith("validation.unknown_model.")
+            assert step.body["model"] == ("no-such-model" if unknown else "my-model")
             assert "{model}" not in json.dumps(step.body)
             assert (step.body.get("stream") is True) == step.stream
+
+
+def test_every_case_runs_the_baseline_and_few_checks_assume_the_model():
+    cases = load_cases("m")
+    for case in cases:
+        assert {spec.name for spec in case.checks} >= set(BASELINE), case.id
+        names = [spec.name for spec in case.checks]
+        assert all(names.count(name) == 1 for name in BASELINE), case.id
+    assuming = {(s.name, s.assumes_model) for c in cases for s in c.checks if s.assumes_model}
+    assert assuming == {
+        ("equivalence.stream_vs_body", "identical texts in both modes need a deterministic model")
+    }
+    assert all(s.required is False for c in cases for s in c.checks if s.assumes_model), (
+        "a check that assumes the model never fails a run"
+    )
+
+
+def test_every_route_and_key_form_has_auth_cases():
+    cases = [c for c in load_cases("m") if c.family == "auth"]
+    routes = {c.id.rsplit(".", 1)[1] for c in cases}
+    assert routes == {"chat", "responses", "messages", "models"}
+    for route in routes:
+        kinds = {c.id.split(".")[1] for c in cases if c.id.endswith("." + route)}
+        assert {"missing", "wrong", "empty", "bearer"} <= kinds, route
+    forms = [c.steps[0].headers for c in cases if c.id == "auth.x_api_key.messages"]
+    assert forms == [{"x-api-key": "{api_key}", "anthropic-version": "2023-06-01"}]
+
+
+def test_assumes_model_needs_a_reason(tmp_path):
+    case = {
+        "id": "x",
+        "protocol": "chat",
+        "title": "t",
+        "source": "spec:x",
+        "body": {},
+        "checks": [{"check": "http.status", "assumes_model": True}],
+    }
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({"family": "x", "cases": [case]}), encoding="utf-8")
+    with pytest.raises(CaseFileError, match="assumes_model"):
+        load_file(path, "m")
 
 
 def test_framing_is_covered_for_all_protocols():

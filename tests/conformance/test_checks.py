@@ -1,13 +1,22 @@
 """Checks on hand-made exchanges: each check passes a faithful answer and flags a broken one."""
 
 import copy
+import json
 
 import pytest
 
-from deepseek_recipe_conformance.checks import REGISTRY, CheckContext, NotApplicable
+from deepseek_recipe import Tokenizer
+from deepseek_recipe.stream import StreamProcessor
+from deepseek_recipe_conformance.checks import (
+    REGISTRY,
+    CheckContext,
+    NotApplicable,
+    NotExercised,
+    Target,
+)
 from deepseek_recipe_conformance.checks.base import StepView
 from deepseek_recipe_conformance.checks.schema import validate
-from deepseek_recipe_conformance.oracle import NoOracle
+from deepseek_recipe_conformance.oracle import NoOracle, RecipeOracle
 from tests.conformance.conftest import (
     USAGE,
     body_exchange,
@@ -249,38 +258,40 @@ def test_messages_framing_and_view():
     assert run("stream.event_order", stream_exchange("messages", messages_events(close=False)))
 
 
-def test_output_checks():
-    good = body_exchange("chat", chat_body({"content": "Hi", "reasoning_content": "r"}))
-    assert run("output.reasoning", good) == [] and run("output.content", good, nonempty=True) == []
-    assert run("output.reasoning", good, present=False)
-    assert run("output.finish", good, equals="stop") == [] and run(
-        "output.finish", good, equals="length"
-    )
-    leak = body_exchange("chat", chat_body({"content": "Hi<｜DSML｜tool_calls>"}))
-    assert run("output.no_markup_leak", good) == [] and run("output.no_markup_leak", leak)
-    assert (
-        run("output.json_content", body_exchange("chat", chat_body({"content": ' {"a": 1}'}))) == []
-    )
-    assert run(
-        "output.json_content", body_exchange("chat", chat_body({"content": 'Sure: {"a": 1}'}))
-    )
+RESPONSES_WEATHER = {"type": "function", **WEATHER_CC["function"]}
+MESSAGES_WEATHER = {"name": "get_weather", "input_schema": WEATHER_CC["function"]["parameters"]}
+ORACLE = RecipeOracle("m")
+CHAT_OFF = {
+    "model": "m",
+    "messages": [{"role": "user", "content": "Hi"}],
+    "thinking": {"type": "disabled"},
+}
+CHAT_ON = {"model": "m", "messages": [{"role": "user", "content": "Hi"}]}
+MESSAGES_ON = {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
 
 
-def test_stop_and_max_tokens():
-    request = {"stop": ["##"], "max_tokens": 5}
-    good = body_exchange(
-        "chat", chat_body({"content": "Title", "reasoning_content": "a ## b"}), request
-    )
-    assert run("output.stop_respected", good, reasoning=True) == []
-    assert run("output.max_tokens", good) == []
-    cut = body_exchange("chat", chat_body({"content": None, "reasoning_content": "a "}), request)
-    assert run("output.stop_respected", cut, reasoning=True)
-    over = body_exchange(
-        "chat",
-        chat_body({"content": "x"}, usage={**USAGE, "completion_tokens": 9, "total_tokens": 19}),
-        request,
-    )
-    assert run("output.max_tokens", over)
+def recipe_exchange(protocol, request, text, stream=False, finish="stop", prompt=(10, 4)):
+    """The official answer to `request` for the model output `text` (one piece per token)."""
+    converted = ORACLE.convert(protocol, {**request, "stream": stream})
+    processor = StreamProcessor(converted)
+    ready = {"kind": "ready", "prompt_tokens": prompt[0], "prompt_cache_hit_tokens": prompt[1]}
+    data = processor.push_sse(ready)
+    for token in Tokenizer.deepseek_v4().encode(text, allow_special=True):
+        if processor.finished:
+            break
+        data += processor.push_tokens([token])
+    if not processor.finished:
+        data += processor.push_finish(finish)
+    data += processor.finish_sse()
+    if stream:
+        exchange = stream_exchange(protocol, [], request)
+        exchange.raw = data
+        return exchange
+    return body_exchange(protocol, json.loads(processor.response_json()), request)
+
+
+def check(name, exchange, **params):
+    return run(name, exchange, ORACLE, **params)
 
 
 def tool_body(arguments, name="get_weather", call_id="call_00_abcdefghijABCDEFGHIJ1234"):
@@ -297,18 +308,190 @@ def tool_body(arguments, name="get_weather", call_id="call_00_abcdefghijABCDEFGH
     )
 
 
+def test_output_checks():
+    good = recipe_exchange("chat", CHAT_ON, "r</think>Hi")
+    assert check("output.reasoning", recipe_exchange("chat", CHAT_OFF, "Hi")) == []
+    leaked = body_exchange("chat", chat_body({"content": "Hi", "reasoning_content": "r"}), CHAT_OFF)
+    assert check("output.reasoning", leaked)
+    with pytest.raises(NotApplicable):
+        check("output.reasoning", good)
+    assert check("output.content", good) == []
+    assert check("output.content", body_exchange("chat", chat_body({"content": None}), CHAT_ON))
+    leak = body_exchange(
+        "chat", chat_body({"content": "Hi<｜DSML｜tool_calls>"}), {**CHAT_ON, "tools": [WEATHER_CC]}
+    )
+    assert check("output.no_markup_leak", good) == [] and check("output.no_markup_leak", leak)
+    plain = {**CHAT_OFF, "tool_choice": "none", "tools": [WEATHER_CC]}
+    as_text = body_exchange("chat", chat_body({"content": "<｜DSML｜tool_calls>"}), plain)
+    assert check("output.no_markup_leak", as_text) == []  # tools disabled: DSML is text
+
+
+def test_json_output_is_judged_on_what_came_back():
+    request = {**CHAT_OFF, "messages": [{"role": "user", "content": "json"}]}
+    json_mode = {**request, "response_format": {"type": "json_object"}}
+    assert check("output.json", recipe_exchange("chat", json_mode, 'Sure: {"a": 1}')) == []
+    trailing = body_exchange("chat", chat_body({"content": '{"a": 1} done'}), json_mode)
+    assert check("output.json", trailing)
+    with pytest.raises(NotExercised):
+        check("output.json", recipe_exchange("chat", json_mode, "no json at all"))
+    with pytest.raises(NotApplicable):
+        check("output.json", recipe_exchange("chat", request, "x"))
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    strict = {
+        **request,
+        "response_format": {"type": "json_schema", "json_schema": {"name": "v", "schema": schema}},
+    }
+    assert check("output.json", recipe_exchange("chat", strict, '{"ok": true}')) == []
+    assert check("output.json", recipe_exchange("chat", strict, '{"ok": "yes"}'))
+
+
+def test_stops_and_limits():
+    request = {**CHAT_ON, "stop": ["##"], "max_tokens": 5}
+    kept = recipe_exchange("chat", request, "a ## b</think>Title")
+    assert check("output.stop_respected", kept) == []
+    assert check("output.max_tokens", kept) == []
+    leaked = body_exchange("chat", chat_body({"content": "T ## x"}), request)
+    assert check("output.stop_respected", leaked)
+    with pytest.raises(NotExercised):
+        check("output.stop_respected", recipe_exchange("chat", request, "ab</think>cd"))
+    over = body_exchange(
+        "chat",
+        chat_body({"content": "x"}, usage={**USAGE, "completion_tokens": 9, "total_tokens": 19}),
+        request,
+    )
+    assert check("output.max_tokens", over)
+
+
+def test_length_finish_matches_the_limit():
+    request = {**CHAT_OFF, "max_tokens": 4}
+    long_text = "one two three four five six"
+    assert (
+        check("finish.length", recipe_exchange("chat", request, long_text, finish="length")) == []
+    )
+    reached_but_stop = recipe_exchange("chat", request, long_text)
+    assert check("finish.length", reached_but_stop)
+    with pytest.raises(NotExercised):
+        check("finish.length", recipe_exchange("chat", request, "Hi"))
+    early_length = recipe_exchange("chat", {**CHAT_OFF, "max_tokens": 40}, "Hi", finish="length")
+    assert check("finish.length", early_length)
+    capped = StepView(early_length, ORACLE, 0, Target(completion_cap=2))
+    assert REGISTRY["finish.length"].fn(capped) == []
+
+
+def test_messages_stop_sequence_is_reported():
+    request = {**MESSAGES_ON, "thinking": {"type": "disabled"}, "stop_sequences": ["END"]}
+    stopped = recipe_exchange("messages", request, "Done. END more", stream=True)
+    assert check("finish.valid", stopped) == []
+    assert StepView(stopped, ORACLE, 0).output.stop_sequence == "END"
+    body = recipe_exchange("messages", request, "Done. END more")
+    wrong = json.loads(body.raw)
+    wrong["stop_sequence"] = "OTHER"
+    assert check("finish.valid", body_exchange("messages", wrong, request))
+    wrong["stop_reason"], wrong["stop_sequence"] = "end_turn", "END"
+    assert check("finish.valid", body_exchange("messages", wrong, request))
+
+
+def test_stop_applied_compares_two_deterministic_answers():
+    request = {**CHAT_OFF}
+    stops = {**request, "stop": [" "]}
+    free = recipe_exchange("chat", request, "Paris is nice")
+    cut = recipe_exchange("chat", stops, "Paris is nice")
+    ctx = CheckContext(make_case(steps=2), [free, cut], ORACLE)
+    assert REGISTRY["output.stop_applied"].fn(ctx) == []
+    kept = body_exchange("chat", chat_body({"content": "Paris is nice"}), stops)
+    assert REGISTRY["output.stop_applied"].fn(
+        CheckContext(make_case(steps=2), [free, kept], ORACLE)
+    )
+    diverged = body_exchange("chat", chat_body({"content": "Parisian"}), stops)
+    with pytest.raises(NotExercised):
+        REGISTRY["output.stop_applied"].fn(
+            CheckContext(make_case(steps=2), [free, diverged], ORACLE)
+        )
+    other = recipe_exchange("chat", stops, "London is nice")
+    with pytest.raises(NotExercised):
+        REGISTRY["output.stop_applied"].fn(CheckContext(make_case(steps=2), [free, other], ORACLE))
+    thinking = recipe_exchange("chat", CHAT_ON, "a b</think>Paris is nice")
+    in_reasoning = recipe_exchange("chat", {**CHAT_ON, "stop": [" "]}, "a")
+    ctx = CheckContext(make_case(steps=2), [thinking, in_reasoning], ORACLE)
+    assert "reasoning" in REGISTRY["output.stop_applied"].fn(ctx)[0].expected
+
+
+def test_signatures_and_reasoning_tokens():
+    stream = recipe_exchange("messages", MESSAGES_ON, "hmm</think>Hi", stream=True)
+    assert check("output.signatures", stream) == []
+    body = json.loads(recipe_exchange("messages", MESSAGES_ON, "hmm</think>Hi").raw)
+    body["content"][0]["signature"] = ""
+    assert check("output.signatures", body_exchange("messages", body, MESSAGES_ON))
+    chat = recipe_exchange("chat", CHAT_ON, "some reasoning here</think>Hi")
+    assert check("usage.reasoning_tokens", chat) == []
+    wrong = json.loads(chat.raw)
+    wrong["usage"]["completion_tokens_details"]["reasoning_tokens"] = 99
+    assert check("usage.reasoning_tokens", body_exchange("chat", wrong, CHAT_ON))
+    del wrong["usage"]["completion_tokens_details"]
+    assert check("usage.reasoning_tokens", body_exchange("chat", wrong, CHAT_ON))
+
+
+@pytest.mark.parametrize("protocol", ["chat", "responses", "messages"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_replay_accepts_the_recipe_and_flags_any_edit(protocol, stream):
+    request = {
+        "chat": {**CHAT_ON, "tools": [WEATHER_CC]},
+        "responses": {"model": "m", "input": "Hi", "tools": [RESPONSES_WEATHER]},
+        "messages": {**MESSAGES_ON, "tools": [MESSAGES_WEATHER]},
+    }[protocol]
+    text = (
+        'hmm\n</think>Sure.\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n'
+        '<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜tool_calls>"
+    )
+    good = recipe_exchange(protocol, request, text, stream)
+    assert check("replay.answer", good) == []
+    marker = {
+        "chat": b'"index":0',
+        "responses": b'"type":"message"',
+        "messages": b'"type":"message"',
+    }
+    tampered = recipe_exchange(protocol, request, text, stream)
+    if stream:
+        tampered.raw = good.raw.replace(marker[protocol], marker[protocol] + b',"extra":1', 1)
+    else:
+        body = json.loads(good.raw)
+        if protocol == "chat":
+            body["choices"][0]["message"]["extra"] = 1
+        elif protocol == "responses":
+            body["output"][0]["extra"] = 1
+        else:
+            body["extra"] = 1
+        tampered = body_exchange(protocol, body, request)
+    assert tampered.raw != good.raw and check("replay.answer", tampered)
+
+
 def test_tool_checks():
     good = tool_body('{"city": "Paris"}')
     for name in ("tools.arguments_json", "tools.arguments_schema", "tools.call_ids"):
         assert run(name, good) == [], name
     assert run("tools.called", good, min=1, name="get_weather") == []
     assert run("tools.called", good, min=2)
-    assert run("tools.none_called", good)
     assert run("tools.arguments_json", tool_body('{"arguments": {"city": "Paris"}}'))
     assert run("tools.arguments_json", tool_body('{"city": "Par'))
     assert run("tools.arguments_schema", tool_body('{"city": 3}'))
     assert run("tools.arguments_schema", tool_body('{"city": "P"}', name="other"))
     assert run("tools.call_ids", tool_body('{"city": "P"}', call_id="call_abc"))
+    assert run(
+        "tools.call_ids", tool_body('{"city": "P"}', call_id="call_01_abcdefghijABCDEFGHIJ1234")
+    )
+    with pytest.raises(NotExercised):
+        run("tools.call_ids", good, min_calls=2)
+    assert run("finish.tool_calls", good) == []
+    stopped = json.loads(good.raw)
+    stopped["choices"][0]["finish_reason"] = "stop"
+    assert run("finish.tool_calls", body_exchange("chat", stopped, good.body))
+    none = body_exchange("chat", chat_body({"content": "x"}, "tool_calls"), CHAT_OFF)
+    assert run("finish.tool_calls", none)
+    forbidden = body_exchange(
+        "chat", json.loads(good.raw), {**CHAT_OFF, "tools": [WEATHER_CC], "tool_choice": "none"}
+    )
+    assert check("tools.none_called", forbidden)
 
 
 def test_streamed_tool_call_view():
@@ -352,13 +535,27 @@ def test_logprobs_shape():
         "bytes": [72, 105],
         "top_logprobs": [{"token": "Hi", "logprob": -0.5, "bytes": [72, 105]}],
     }
-    good = body_exchange("chat", chat_body({"content": "Hi"}, logprobs={"content": [entry]}))
-    assert run("logprobs.shape", good, top=1) == []
-    assert run("logprobs.shape", body_exchange("chat", chat_body({"content": "Hi"})))
-    positive = body_exchange(
-        "chat", chat_body({"content": "Hi"}, logprobs={"content": [{**entry, "logprob": 0.5}]})
+    request = {**CHAT_OFF, "logprobs": True, "top_logprobs": 1}
+    good = body_exchange(
+        "chat", chat_body({"content": "Hi"}, logprobs={"content": [entry]}), request
     )
-    assert run("logprobs.shape", positive)
+    assert check("logprobs.shape", good) == []
+    assert check("logprobs.shape", body_exchange("chat", chat_body({"content": "Hi"}), request))
+    positive = body_exchange(
+        "chat",
+        chat_body({"content": "Hi"}, logprobs={"content": [{**entry, "logprob": 0.5}]}),
+        request,
+    )
+    assert check("logprobs.shape", positive)
+    too_many = {**entry, "top_logprobs": entry["top_logprobs"] * 2}
+    assert check(
+        "logprobs.shape",
+        body_exchange(
+            "chat", chat_body({"content": "Hi"}, logprobs={"content": [too_many]}), request
+        ),
+    )
+    with pytest.raises(NotApplicable):
+        check("logprobs.shape", body_exchange("chat", chat_body({"content": "Hi"}), CHAT_OFF))
 
 
 def test_case_level_checks():
@@ -371,8 +568,23 @@ def test_case_level_checks():
         "chat", chat_body({"content": "Other", "reasoning_content": "think"}, "length")
     )
     ctx = CheckContext(make_case(steps=2), [stream, other], NoOracle())
+    with pytest.raises(NotExercised):
+        REGISTRY["equivalence.stream_vs_body"].fn(ctx)
+    assert REGISTRY["equivalence.stream_vs_body"].fn(ctx, text=True)
+    same_text_other_finish = body_exchange(
+        "chat", chat_body({"content": "Hello", "reasoning_content": "think"}, "length")
+    )
+    ctx = CheckContext(make_case(steps=2), [stream, same_text_other_finish], NoOracle())
     assert REGISTRY["equivalence.stream_vs_body"].fn(ctx)
-    assert REGISTRY["usage.cache_hit"].fn(ctx) == []
+    shifted = body_exchange(
+        "chat", chat_body({"content": "Hello"}, usage={**USAGE, "prompt_tokens": 11})
+    )
+    ctx = CheckContext(make_case(steps=2), [stream, shifted], NoOracle())
+    assert "prompt" in REGISTRY["equivalence.stream_vs_body"].fn(ctx)[0].expected
+    assert (
+        REGISTRY["usage.cache_hit"].fn(CheckContext(make_case(steps=2), [stream, body], NoOracle()))
+        == []
+    )
     cold = body_exchange(
         "chat",
         chat_body(
@@ -388,6 +600,26 @@ def test_case_level_checks():
     assert REGISTRY["usage.cache_hit"].fn(
         CheckContext(make_case(steps=2), [body, cold], NoOracle())
     )
+
+
+def test_error_shape_and_model_list():
+    error = {
+        "error": {
+            "message": "Not Found",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "x",
+        }
+    }
+    assert run("http.error_shape", body_exchange("chat", error, status=404), status=404) == []
+    text = body_exchange("chat", {}, status=404)
+    text.raw = b"Not Found"
+    assert run("http.error_shape", text, status=404)
+    assert run("http.error_shape", body_exchange("chat", error, status=500), status=[400, 422])
+    listing = {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "deepseek"}]}
+    assert run("models.list", body_exchange("chat", listing), model="m") == []
+    assert run("models.list", body_exchange("chat", listing), model="other")
+    assert run("models.list", body_exchange("chat", {"models": ["m"]}), model="m")
 
 
 def test_schema_validator():

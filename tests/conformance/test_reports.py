@@ -7,10 +7,23 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from rich.console import Console
 
-from deepseek_recipe_conformance.model import CaseResult, CheckSpec, RunResult
+from deepseek_recipe_conformance.model import (
+    CaseResult,
+    CheckSpec,
+    Finding,
+    RunResult,
+    Severity,
+    Source,
+)
 from deepseek_recipe_conformance.oracle import NoOracle
-from deepseek_recipe_conformance.reports import render_html, render_json, render_junit
+from deepseek_recipe_conformance.reports import (
+    print_summary,
+    render_html,
+    render_json,
+    render_junit,
+)
 from deepseek_recipe_conformance.runner import evaluate, latency_of
 from tests.conformance.conftest import (
     body_exchange,
@@ -44,6 +57,16 @@ def sample_run() -> RunResult:
     unreachable.transport_error, unreachable.status = "ConnectError: refused", None
     outcomes, findings = evaluate(optional, [unreachable], NoOracle())
     results.append(CaseResult(optional, outcomes, findings, None, error="ConnectError: refused"))
+    unexercised = Finding(
+        "fam.a",
+        "finish.tool_calls",
+        "the situation",
+        Source("spec", "x"),
+        "not exercised",
+        Severity.INFO,
+        False,
+    )
+    results[0].findings.append(unexercised)
     return RunResult("http://host", "model", 1000.0, 1002.5, results)
 
 
@@ -53,6 +76,7 @@ def test_json_report_layout():
     assert data["summary"]["passed"] is False
     assert data["summary"]["cases"] == 3 and data["summary"]["cases_passed"] == 1
     assert data["summary"]["cases_failed"] == 1 and data["summary"]["cases_errored"] == 1
+    assert data["summary"]["not_exercised"] == 1 and data["cases"][0]["status"] == "passed"
     assert [f["family"] for f in data["families"]] == ["t"]
     finding = data["findings"][0]
     assert set(finding) == {
@@ -127,3 +151,11 @@ def test_html_is_one_self_contained_file(tmp_path):
     ).stdout
     assert "DeepSeek API conformance" in dom and "FAIL" in dom
     assert "fam.b" in dom and "output.no_markup_leak" in dom
+
+
+def test_terminal_lists_deviations_and_counts_what_was_not_exercised():
+    console = Console(record=True, width=200)
+    print_summary(console, sample_run())
+    text = console.export_text()
+    assert "output.no_markup_leak" in text and "Findings (3)" in text
+    assert "not exercised (the model never produced the situation): finish.tool_calls (1)" in text

@@ -3,8 +3,11 @@
 import asyncio
 import json
 
+from deepseek_recipe.stream import StreamProcessor
 from deepseek_recipe_conformance.cases import load_cases
-from deepseek_recipe_conformance.runner import RunConfig, run_suite
+from deepseek_recipe_conformance.model import NOT_EXERCISED, Severity
+from deepseek_recipe_conformance.oracle import NoOracle, RecipeOracle
+from deepseek_recipe_conformance.runner import RunConfig, evaluate, run_suite
 from tests.conformance.conftest import chat_body
 from tests.conformance.harness import MODEL, all_cases, config, replay_host, run_against
 from tests.conformance.http_server import Request, Response, serve
@@ -18,10 +21,11 @@ def test_suite_passes_the_faithful_replay_host():
         return cases, host, result
 
     cases, host, result = asyncio.run(scenario())
-    assert host.unmatched == []
-    assert [f for f in result.findings()] == []
-    assert result.passed and result.score == 1.0
-    assert all(score.score == 1.0 for score in result.family_scores())
+    assert {case.split(".")[0] for case in host.standin_answers} <= {"json_output", "stop"}
+    optional = {c.id for c in cases if not c.required}  # known deviations of this recipe
+    found = [f for f in result.findings() if f.severity is not Severity.INFO]
+    assert [f for f in found if f.case not in optional] == []
+    assert result.passed
     assert len(result.results) == len(cases) >= 150
     streamed = [r for r in result.results if any(s.stream for s in r.case.steps)]
     assert streamed and all(
@@ -116,28 +120,68 @@ def test_unreachable_host_is_an_error_not_a_crash():
     assert result.results[0].status == "error"
 
 
-def test_model_checks_can_be_skipped_for_toy_models():
-    import dataclasses
+def test_model_checks_skip_only_checks_that_assume_the_model():
+    case = next(c for c in load_cases(MODEL) if c.id == "equivalence.plain.chat")
+    assuming = [s.name for s in case.checks if s.assumes_model]
+    assert assuming == ["equivalence.stream_vs_body"]
+    outcomes, _ = evaluate(case, [], NoOracle(), model_checks=False)
+    skipped = [o for o in outcomes if o.detail == "depends on the model's choices"]
+    assert [o.name for o in skipped] == assuming
 
-    import httpx
 
-    from tests.conformance.fault_proxy import FaultProxy
-    from tests.conformance.faults import FAULTS
+def test_cases_that_exercise_a_situation_are_retried_then_reported():
+    calls = []
+    oracle = RecipeOracle(MODEL)
 
-    fault = next(f for f in FAULTS if f.name == "wrong_finish_reason")
-    cases = [c for c in all_cases() if c.family == "tools"]
+    async def no_tools(request: Request) -> Response:
+        """A conforming host whose model never calls a tool."""
+        calls.append(request)
+        body = json.loads(request.body)
+        processor = StreamProcessor(oracle.convert("chat", body))
+        prompt = oracle.count_prompt_tokens("chat", body)
+        processor.push({"kind": "ready", "prompt_tokens": prompt, "prompt_cache_hit_tokens": 0})
+        processor.push({"kind": "text", "content": "Sunny.", "token_count": 2})
+        processor.push({"kind": "finish", "finish_reason": "stop"})
+        answer = processor.response_json().encode()
+        return Response(200, {"content-type": "application/json"}, [answer])
 
-    async def scenario(model_checks):
-        async with replay_host(cases) as (url, _), httpx.AsyncClient() as client:
-            async with serve(FaultProxy(url, client, fault)) as proxy_url:
-                cfg = dataclasses.replace(config(proxy_url), model_checks=model_checks)
-                from tests.conformance.harness import shared_oracle
+    async def scenario():
+        async with serve(no_tools) as url:
+            cfg = RunConfig(url, "k", MODEL, retries=0, attempts=3)
+            return await run_suite(_one_case("tools.auto.chat.body"), cfg, oracle)
 
-                return await run_suite(cases, cfg, shared_oracle())
+    result = asyncio.run(scenario())
+    assert len(calls) == 3
+    info = [f for f in result.findings() if f.severity is Severity.INFO]
+    assert {f.check for f in info} == {"finish.tool_calls", "tools.arguments_schema"}
+    assert all("not exercised in 3 attempt(s)" in f.observed and not f.fails_run for f in info)
+    statuses = {o.name: o.status for o in result.results[0].outcomes}
+    assert statuses["finish.tool_calls"] == NOT_EXERCISED
 
-    strict = asyncio.run(scenario(True))
-    lenient = asyncio.run(scenario(False))
-    assert {f.check for f in strict.findings()} == {"output.finish"}
-    assert lenient.findings() == [] and lenient.passed
-    skipped = [o for r in lenient.results for o in r.outcomes if o.status == "skipped"]
-    assert {o.name for o in skipped} >= {"tools.called", "output.finish"}
+
+def test_steps_send_their_own_credentials_and_routes():
+    seen = []
+
+    async def record(request: Request) -> Response:
+        seen.append(request)
+        return Response(401, {"content-type": "application/json"}, [b"{}"])
+
+    async def scenario():
+        cases = [
+            c
+            for c in load_cases(MODEL)
+            if c.id in ("auth.wrong.chat", "auth.x_api_key.messages", "auth.bearer.models")
+        ]
+        async with serve(record) as url:
+            await run_suite(cases, RunConfig(url, "sk-right", MODEL, retries=0))
+        return {r.headers["x-conformance-case"]: r for r in seen}
+
+    by_case = asyncio.run(scenario())
+    wrong = by_case["auth.wrong.chat"].headers
+    assert (
+        wrong["authorization"] == "Bearer sk-conformance-invalid-7f3a" and "x-api-key" not in wrong
+    )
+    anthropic = by_case["auth.x_api_key.messages"].headers
+    assert anthropic["x-api-key"] == "sk-right" and "authorization" not in anthropic
+    models = by_case["auth.bearer.models"]
+    assert models.method == "GET" and models.path == "/v1/models" and models.body == b""

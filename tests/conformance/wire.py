@@ -24,6 +24,7 @@ class Wire:
     crlf: bool = False
     write_size: int | None = None
     raw_body: bytes = b""
+    path: str = ""
 
     @classmethod
     def decode(
@@ -33,9 +34,10 @@ class Wire:
         status: int,
         headers: dict[str, str],
         raw: bytes,
+        path: str = "",
     ) -> Wire:
-        """Parse an upstream answer."""
-        wire = cls(protocol, request, status, dict(headers), raw_body=raw)
+        """Parse an upstream answer (`protocol` is empty outside the protocol endpoints)."""
+        wire = cls(protocol, request, status, dict(headers), raw_body=raw, path=path)
         if headers.get("content-type", "").startswith("text/event-stream"):
             wire.streamed = True
             for event in parse_sse(raw).events:

@@ -2,7 +2,8 @@
 
 The model and device default to `tiny` on the CPU; `ENGINE_TEST_MODEL` and `ENGINE_TEST_DEVICE`
 choose others (e.g. `ENGINE_TEST_DEVICE=cuda ENGINE_TEST_MODEL=medium` on a GPU machine, where the
-batch-invariance tests then check the GPU kernels).
+batch-invariance tests then check the GPU kernels), and `ENGINE_TEST_DTYPE=bfloat16` the GPU
+path's bf16 mode.
 """
 
 import os
@@ -19,11 +20,16 @@ torch.set_num_threads(1)
 
 TEST_MODEL = os.environ.get("ENGINE_TEST_MODEL", "tiny")
 TEST_DEVICE = os.environ.get("ENGINE_TEST_DEVICE", "cpu")
+TEST_DTYPE = os.environ.get("ENGINE_TEST_DTYPE", "float32")
 
 
 def engine_config(**overrides: object) -> EngineConfig:
     """An engine config on the test model and device, with `overrides` applied."""
-    settings: dict[str, object] = {"model": TEST_MODEL, "device": TEST_DEVICE} | overrides
+    settings: dict[str, object] = {
+        "model": TEST_MODEL,
+        "device": TEST_DEVICE,
+        "dtype": TEST_DTYPE,
+    } | overrides
     return EngineConfig(**settings)  # type: ignore[arg-type]
 
 

@@ -64,6 +64,11 @@ def test_staggered_arrivals_give_the_same_results(make_core, expected):
     assert [summary(results[i]) for i in ids] == expected
 
 
+def test_chunked_prefill_does_not_change_results(make_core, expected):
+    core = make_core(max_num_batched_tokens=12)  # prompts of up to 68 tokens, in chunks
+    assert [summary(r) for r in core.generate(requests())] == expected
+
+
 def test_preemption_does_not_change_results(make_core, expected):
     core = make_core(num_blocks=16, block_size=8)
     preempted = core.generate(requests())

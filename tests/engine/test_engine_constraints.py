@@ -24,6 +24,7 @@ import pytest
 import torch
 
 import deepseek_recipe as dr
+from deepseek_recipe_engine.config import tokenizer_json
 from deepseek_recipe_engine.constraints import (
     EOS_TOKEN,
     ConstraintError,
@@ -41,7 +42,8 @@ CONTEXT = 2048
 
 @cache
 def tokenizer() -> dr.Tokenizer:
-    return dr.Tokenizer.deepseek_v4()
+    """The engine's vocabulary (V4 plus the V4.1 special tokens): logits have its size."""
+    return dr.Tokenizer.from_str(tokenizer_json())
 
 
 @cache
@@ -196,7 +198,7 @@ def test_unbounded_json_with_an_ending_bias_validates(make_core):
     }
     for response_format in (json_schema_format(schema), {"type": "json_object"}):
         converted = dr.convert(chat(response_format=response_format))
-        for text, finish, _ in generate(make_core, converted, max_tokens=100, bias=ending_bias()):
+        for text, finish, _ in generate(make_core, converted, max_tokens=300, bias=ending_bias()):
             assert finish == "stop", text
             value = json.loads(text)
             assert isinstance(value, dict)
@@ -465,7 +467,13 @@ def test_markup_cannot_hide_in_reasoning_or_free_text():
         assert thinking.deep_copy().try_consume_tokens(ids) < len(ids)
     auto = matcher_for(chat(tools=TOOLS))
     ids = tokenizer().encode("text <｜DSML｜foo>", allow_special=True)
-    assert auto.try_consume_tokens(ids) < len(ids)
+    assert auto.deep_copy().try_consume_tokens(ids) < len(ids)
+    for lone in ("text｜DSML｜more", "a <b ｜DSML｜ c"):  # the marker token outside a block
+        for special in (True, False):
+            ids = tokenizer().encode(lone, allow_special=special)
+            assert auto.deep_copy().try_consume_tokens(ids) < len(ids), (lone, special)
+            assert thinking.deep_copy().try_consume_tokens(ids) < len(ids), (lone, special)
+    assert accepts(auto, "text with | pipes and DSML words")
 
 
 def regex_processor(pattern: str, prompt: list[int]) -> GrammarLogitsProcessor:

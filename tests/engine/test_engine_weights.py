@@ -5,17 +5,24 @@ import json
 import pytest
 import torch
 
-from deepseek_recipe_engine.config import EngineConfig, model_config, tokenizer_json, v4_vocab_size
+from deepseek_recipe import Tokenizer
+from deepseek_recipe_engine.config import (
+    EngineConfig,
+    engine_vocab_size,
+    model_config,
+    tokenizer_json,
+)
 from deepseek_recipe_engine.engine import EngineCore
 from deepseek_recipe_engine.model import DeepseekModel, WeightsMismatchError
 from deepseek_recipe_engine.request import GenerationRequest
 
 
-def test_vocab_is_the_v4_tokenizer_vocab():
+def test_vocab_is_the_v4_tokenizer_vocab_plus_the_v41_special_tokens():
     data = json.loads(tokenizer_json())
-    assert v4_vocab_size() == 129280
-    assert model_config("tiny").vocab_size == v4_vocab_size()
-    assert max(t["id"] for t in data["added_tokens"]) == v4_vocab_size() - 1
+    assert engine_vocab_size() == 129281
+    assert model_config("tiny").vocab_size == engine_vocab_size()
+    assert max(t["id"] for t in data["added_tokens"]) == engine_vocab_size() - 1
+    assert Tokenizer.deepseek_v41().token_to_id("<｜System｜>") == 129280
 
 
 def test_same_seed_same_weights_other_seed_other_weights(tiny_model):

@@ -1,34 +1,79 @@
-"""A shared live server: tiny engine, API key, pass-back rejection (as the conformance suite)."""
+"""A shared live server (tiny engine, API key, pass-back rejection as the conformance suite, every
+request seeded) and SDK clients whose every answer is validated strictly after the test."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import anthropic
+import httpx2
 import openai
 import pytest
 
 from deepseek_recipe import ConversionOptions
 from deepseek_recipe_engine.server import ServerSettings
 from tests.server.live import API_KEY, LiveServer, start_server
+from tests.server.oracle import Oracle
+from tests.server.recording import Recorder, check_all
 
 SERVER_OPTIONS = ConversionOptions(reasoning_content_behavior="reject")
+SERVER_SEED = 20_260_101
+"""The sampling seed of requests without one (Responses and Messages have no seed field)."""
 
 
 @pytest.fixture(scope="session")
 def live() -> Iterator[LiveServer]:
-    server = start_server(ServerSettings(api_key=API_KEY, conversion_options=SERVER_OPTIONS))
+    settings = ServerSettings(
+        api_key=API_KEY, conversion_options=SERVER_OPTIONS, default_seed=SERVER_SEED
+    )
+    server = start_server(settings)
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="session")
-def oai(live: LiveServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{live.base_url}/v1", api_key=API_KEY, max_retries=0)
+def oracle(live: LiveServer) -> Oracle:
+    return Oracle(live)
 
 
 @pytest.fixture(scope="session")
-def claude(live: LiveServer) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=f"{live.base_url}/anthropic", api_key=API_KEY, max_retries=0
-    )
+def recorder() -> Recorder:
+    return Recorder()
+
+
+def openai_client(base_url: str, recorder: Recorder, api_key: str) -> openai.OpenAI:
+    """An `openai` client whose answers the recorder keeps for strict validation."""
+    http = httpx2.Client(transport=recorder.transport())
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, http_client=http)
+
+
+def anthropic_client(base_url: str, recorder: Recorder, api_key: str) -> anthropic.Anthropic:
+    """An `anthropic` client whose answers the recorder keeps for strict validation."""
+    http = httpx2.Client(transport=recorder.transport())
+    return anthropic.Anthropic(base_url=base_url, api_key=api_key, max_retries=0, http_client=http)
+
+
+@pytest.fixture(scope="session")
+def oai(live: LiveServer, recorder: Recorder) -> Iterator[openai.OpenAI]:
+    with openai_client(f"{live.base_url}/v1", recorder, API_KEY) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def claude(live: LiveServer, recorder: Recorder) -> Iterator[anthropic.Anthropic]:
+    with anthropic_client(f"{live.base_url}/anthropic", recorder, API_KEY) as client:
+        yield client
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """A test that used the recording clients fails unless every answer they read (bodies and
+    stream events) validates strictly against the SDK types (tests/server/sdk_strict.py)."""
+    funcargs = item.funcargs if isinstance(item, pytest.Function) else {}
+    recorder = funcargs.get("recorder")
+    if isinstance(recorder, Recorder):
+        recorder.take()  # what earlier tests left unchecked is theirs
+    result = yield
+    if isinstance(recorder, Recorder):
+        check_all(recorder.take())
+    return result

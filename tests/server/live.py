@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 
 from deepseek_recipe import ConversionOptions
 from deepseek_recipe_engine import Engine, EngineConfig
+from deepseek_recipe_engine.connections import uvicorn_config
 from deepseek_recipe_engine.server import ServerSettings, create_app
 
 API_KEY = "sk-test-0123456789abcdef"
@@ -51,6 +52,7 @@ class LiveServer:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+        self.app.state.server.close()
         self.engine.close()
 
 
@@ -65,13 +67,7 @@ def start_server(
     port = sock.getsockname()[1]
     app = create_app(engine, settings)
     server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            lifespan="off",
-            backlog=1024,
-            timeout_keep_alive=30,
-        )
+        uvicorn_config(app, settings.connection_limits, log_level="warning", lifespan="off")
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

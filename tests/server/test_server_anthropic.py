@@ -1,4 +1,9 @@
-"""The official `anthropic` SDK against the live reference server (Messages, x-api-key auth)."""
+"""The official `anthropic` SDK against the live reference server (Messages, x-api-key auth).
+
+Messages requests carry no seed: the server seeds them (conftest.py), so each answer is compared
+whole with the oracle's (tests/server/oracle.py); every answer and stream event the SDK reads is
+also validated strictly against the SDK's types (conftest.py).
+"""
 
 from __future__ import annotations
 
@@ -6,64 +11,75 @@ from typing import Any
 
 import anthropic
 import pytest
+from anthropic.types import Message, MessageParam
 
 from deepseek_recipe import ConversionError, convert, count_prompt_tokens
-from tests.server.conftest import SERVER_OPTIONS
-from tests.server.live import LiveServer
+from tests.server.conftest import SERVER_OPTIONS, anthropic_client
+from tests.server.live import API_KEY, LiveServer
+from tests.server.oracle import Oracle, normalised
+from tests.server.recording import Recorder
 
 MODEL = "DeepSeek-V4-Pro"
-MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Hello!"}]
+MESSAGES: list[MessageParam] = [{"role": "user", "content": "Hello!"}]
+WEATHER_TOOL = {
+    "name": "get_weather",
+    "description": "Current weather of a city",
+    "input_schema": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
+}
 
 
-def test_plain_message(claude: anthropic.Anthropic) -> None:
-    message = claude.messages.create(
-        model=MODEL, max_tokens=8, messages=MESSAGES, thinking={"type": "disabled"}
-    )
+def complete(
+    claude: anthropic.Anthropic, oracle: Oracle, body: dict[str, Any]
+) -> tuple[Message, dict[str, Any]]:
+    """The SDK's message and the JSON it came from, which must be the oracle's answer."""
+    raw = claude.messages.with_raw_response.create(**body)
+    answer = raw.http_response.json()
+    assert normalised(answer) == oracle.answer(body, "messages", answer)
+    return raw.parse(), answer
+
+
+def test_plain_message(claude: anthropic.Anthropic, oracle: Oracle) -> None:
+    body = {"model": MODEL, "max_tokens": 8, "messages": MESSAGES, "thinking": {"type": "disabled"}}
+    message, answer = complete(claude, oracle, body)
     assert message.type == "message"
     assert message.role == "assistant"
     assert [block.type for block in message.content] == ["text"]
-    assert message.stop_reason in ("end_turn", "max_tokens")
-    body = {
-        "model": MODEL,
-        "max_tokens": 8,
-        "messages": MESSAGES,
-        "thinking": {"type": "disabled"},
-    }
-    assert message.usage.input_tokens == count_prompt_tokens(body, protocol="messages")
-    assert 1 <= message.usage.output_tokens <= 8
+    assert message.stop_reason == answer["stop_reason"]
+    usage = message.usage
+    prompt = usage.input_tokens + (usage.cache_read_input_tokens or 0)
+    assert prompt == count_prompt_tokens(body, protocol="messages")
 
 
-def test_thinking_stream(claude: anthropic.Anthropic, live: LiveServer) -> None:
-    with claude.messages.stream(model=MODEL, max_tokens=12, messages=MESSAGES) as stream:
+def test_thinking_stream(claude: anthropic.Anthropic, oracle: Oracle, live: LiveServer) -> None:
+    body = {"model": MODEL, "max_tokens": 12, "messages": MESSAGES}
+    with claude.messages.stream(**body) as stream:
         events = list(stream)
         final = stream.get_final_message()
     assert events[0].type == "message_start"
     assert events[-1].type == "message_stop"
     assert final.content[0].type == "thinking"
-    assert final.stop_reason in ("end_turn", "max_tokens")
-    assert final.usage.output_tokens >= 1
+    # The SDK's accumulation of the stream is the complete answer the oracle expects (as SDK
+    # messages: the accumulation also sets fields the wire leaves out, to their defaults).
+    accumulated = final.to_dict(mode="json")
+    expected = oracle.answer({**body, "stream": True}, "messages", accumulated)
+    assert Message.model_validate(normalised(accumulated)) == Message.model_validate(expected)
     assert live.wait_blocks_free()
 
 
-def test_tool_use_named_with_thinking_off(claude: anthropic.Anthropic) -> None:
-    tool = {
-        "name": "get_weather",
-        "description": "Current weather of a city",
-        "input_schema": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
+def test_tool_use_named_with_thinking_off(claude: anthropic.Anthropic, oracle: Oracle) -> None:
+    body = {
+        "model": MODEL,
+        "max_tokens": 48,
+        "messages": [{"role": "user", "content": "Weather in Paris?"}],
+        "tools": [WEATHER_TOOL],
+        "tool_choice": {"type": "tool", "name": "get_weather"},
+        "thinking": {"type": "disabled"},
     }
-    message = claude.messages.create(
-        model=MODEL,
-        max_tokens=48,
-        messages=[{"role": "user", "content": "Weather in Paris?"}],
-        tools=[tool],
-        tool_choice={"type": "tool", "name": "get_weather"},
-        thinking={"type": "disabled"},
-    )
-    assert message.stop_reason in ("tool_use", "max_tokens")
+    message = complete(claude, oracle, body)[0]
     uses = [block for block in message.content if block.type == "tool_use"]
     assert uses and all(block.name == "get_weather" for block in uses)
 
@@ -80,19 +96,14 @@ def test_invalid_request_official_body(claude: anthropic.Anthropic) -> None:
     assert caught.value.response.json() == official.value.body
 
 
-def test_wrong_key_is_401(live: LiveServer) -> None:
-    client = anthropic.Anthropic(
-        base_url=f"{live.base_url}/anthropic", api_key="sk-bad-1234", max_retries=0
-    )
-    with pytest.raises(anthropic.AuthenticationError) as caught:
+def test_wrong_key_is_401(live: LiveServer, recorder: Recorder) -> None:
+    client = anthropic_client(f"{live.base_url}/anthropic", recorder, "sk-bad-1234")
+    with client, pytest.raises(anthropic.AuthenticationError) as caught:
         client.messages.create(model=MODEL, max_tokens=4, messages=MESSAGES)
     assert caught.value.response.json()["error"]["type"] == "authentication_error"
     assert caught.value.response.json()["error"]["message"].endswith("****1234 is invalid")
 
 
-def test_v1_path_works_too(live: LiveServer) -> None:
-    from tests.server.live import API_KEY
-
-    client = anthropic.Anthropic(base_url=live.base_url, api_key=API_KEY, max_retries=0)
-    message = client.messages.create(model=MODEL, max_tokens=4, messages=MESSAGES)
-    assert message.usage.output_tokens >= 1
+def test_v1_path_works_too(live: LiveServer, recorder: Recorder, oracle: Oracle) -> None:
+    with anthropic_client(live.base_url, recorder, API_KEY) as client:
+        complete(client, oracle, {"model": MODEL, "max_tokens": 4, "messages": MESSAGES})

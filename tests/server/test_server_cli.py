@@ -1,4 +1,5 @@
-"""`deepseek-recipe serve` and `python -m deepseek_recipe_engine` start a working server, as the docs show."""
+"""`deepseek-recipe serve` and `python -m deepseek_recipe_engine` start a working server, as the
+docs show, with the official defaults."""
 
 from __future__ import annotations
 
@@ -11,6 +12,14 @@ import httpx
 import openai
 import pytest
 
+from deepseek_recipe.cli import build_parser
+from deepseek_recipe.cli.serve_cmd import (
+    RANDOM_WEIGHTS_COMPLETION_CAP,
+    completion_cap,
+    conversion_options,
+)
+from tests.server.test_server_openai import WEATHER_TOOL, tool_history
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -18,7 +27,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_until_up(base_url: str, process: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
+def wait_until_up(base_url: str, process: subprocess.Popen[bytes], timeout_s: float = 180) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -51,6 +60,17 @@ def test_command_serves_chat(command: list[str]) -> None:
             max_tokens=4,
         )
         assert response.usage is not None and 1 <= response.usage.completion_tokens <= 4
+        # The default is the official pass-back rule: a tool call without its reasoning is a 400.
+        missing = httpx.post(
+            f"{base_url}/v1/chat/completions",
+            json={
+                "model": "DeepSeek-V4-Pro",
+                "messages": tool_history(False),
+                "tools": [WEATHER_TOOL],
+            },
+            timeout=60,
+        )
+        assert missing.status_code == 400 and "reasoning_content" in missing.text
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -65,3 +85,26 @@ def test_serve_help_lists_options() -> None:
     )
     for option in ("--host", "--port", "--model", "--api-key", "--reasoning-content-behavior"):
         assert option in done.stdout
+
+
+def serve_args(*argv: str):
+    return build_parser().parse_args(["serve", *argv])
+
+
+def test_pass_back_defaults_to_the_official_rejection(tmp_path):
+    assert conversion_options(serve_args()).reasoning_content_behavior == "reject"
+    flag = serve_args("--reasoning-content-behavior", "fill_empty")
+    assert conversion_options(flag).reasoning_content_behavior == "fill_empty"
+    path = tmp_path / "options.json"
+    path.write_text('{"reasoning_content_behavior": "fill_empty"}', encoding="utf-8")
+    from_file = serve_args("--conversion-options", str(path))
+    assert conversion_options(from_file).reasoning_content_behavior == "fill_empty"
+
+
+def test_completion_cap_defaults_to_a_cap_only_for_random_weights():
+    assert completion_cap(serve_args()) == RANDOM_WEIGHTS_COMPLETION_CAP
+    assert completion_cap(serve_args("--weights", "model.safetensors")) is None
+    assert completion_cap(serve_args("--max-completion-tokens", "0")) is None
+    assert completion_cap(serve_args("--max-completion-tokens", "7", "--weights", "w")) == 7
+    with pytest.raises(SystemExit):
+        serve_args("--max-completion-tokens", "-1")

@@ -1,4 +1,5 @@
-"""The conformance suite against the live reference server (self-test), through the CLI."""
+"""The conformance suite against the live reference server (self-test), through the CLI: every
+family, model checks on (the tiny random model is judged by the same rules as any model)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,13 @@ import pytest
 from deepseek_recipe.cli import main as recipe_main
 from tests.server.live import API_KEY, LiveServer, official_rule_server
 
-# Families whose checks hold for any host, toy model included; model-dependent families
-# (tools, dsml, json_output, ...) run with `--no-model-checks` in the full self-test.
-FAMILIES = "validation,reasoning_passback,thinking_tool_choice,streaming,usage,prompt_parity,cache"
+CAP = 32
+"""Completion tokens per answer the server generates (the tiny model rarely stops by itself)."""
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    yield from official_rule_server(8)
+    yield from official_rule_server(CAP)
 
 
 def test_conformance_self_test(server: LiveServer, tmp_path: Path) -> None:
@@ -32,9 +32,8 @@ def test_conformance_self_test(server: LiveServer, tmp_path: Path) -> None:
             API_KEY,
             "--model",
             "DeepSeek-V4-Pro",
-            "--only",
-            FAMILIES,
-            "--no-model-checks",
+            "--max-completion-tokens",
+            str(CAP),
             "--no-progress",
             "--concurrency",
             "4",
@@ -48,7 +47,7 @@ def test_conformance_self_test(server: LiveServer, tmp_path: Path) -> None:
     summary = result["summary"]
     print(
         f"\nconformance self-test: {summary['cases_passed']}/{summary['cases']} cases, "
-        f"{summary['checks_passed']}/{summary['checks']} checks passed"
+        f"{summary['checks_passed']}/{summary['checks']} checks passed in {result['duration_s']} s"
     )
     failures = [f for f in result["findings"] if f["required"] and f["severity"] != "info"]
     assert failures == [], json.dumps(failures, indent=1)[:4000]

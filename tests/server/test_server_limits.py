@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import openai
 import pytest
 
 from deepseek_recipe_engine import EngineConfig
+from deepseek_recipe_engine.sequence import Sequence, SequenceStatus
 from deepseek_recipe_engine.server import ServerSettings
 from tests.server.live import API_KEY, LiveServer, start_server
 
@@ -72,7 +73,7 @@ def test_invalid_json_is_400(narrow: LiveServer) -> None:
     assert set(response.json()["error"]) == {"message", "type", "param", "code"}
 
 
-def test_keepalive_429_and_disconnect_cancel(narrow: LiveServer) -> None:
+def test_keepalive_and_429(narrow: LiveServer) -> None:
     url = f"{narrow.base_url}/v1/chat/completions"
     with httpx.Client(timeout=60) as first_client, httpx.Client(timeout=60) as second_client:
         first_cm = first_client.stream("POST", url, json=chat(1500), headers=HEADERS)
@@ -101,29 +102,52 @@ def test_keepalive_429_and_disconnect_cancel(narrow: LiveServer) -> None:
         second_lines = second.iter_lines()
         waiting = [next(second_lines) for _ in range(4)]
         assert ": keep-alive" in waiting
-        # Dropping the first connection cancels its generation; the second one then runs.
         first_cm.__exit__(None, None, None)
         rest = [line for line in second_lines if line.startswith("data:")]
         assert rest[-1] == "data: [DONE]"
         final = json.loads(rest[-2].removeprefix("data: "))
         assert 1 <= final["usage"]["completion_tokens"] <= 3
         second_cm.__exit__(None, None, None)
-    assert narrow.wait_blocks_free()  # 1500 tokens would take far longer: it was cancelled
-    deadline = time.monotonic() + 5
-    while narrow.app_in_flight() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert narrow.app_in_flight() == 0
+    assert narrow.wait_blocks_free()
+    assert wait_until(lambda: narrow.app_in_flight() == 0)
 
 
-def test_non_stream_keepalive_and_disconnect_cancel(narrow: LiveServer) -> None:
+def running_sequence(server: LiveServer) -> Sequence:
+    """The one sequence the narrow engine runs (it runs one at a time)."""
+    running = list(server.engine.core.scheduler.running)
+    assert len(running) == 1
+    return running[0]
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+BUDGET = 1800
+# Tokens a sequence may still get between the client's disconnect and the engine's next step.
+IN_FLIGHT_TOKENS = 200
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "non-stream"])
+def test_disconnect_cancels_the_generation(narrow: LiveServer, stream: bool) -> None:
+    """The sequence stops growing right after the client leaves: without cancellation it would
+    run on to its budget (nothing else is submitted meanwhile)."""
     url = f"{narrow.base_url}/v1/chat/completions"
     with (
         httpx.Client(timeout=30) as client,
-        client.stream("POST", url, json=chat(1500, stream=False), headers=HEADERS) as response,
+        client.stream("POST", url, json=chat(BUDGET, stream), headers=HEADERS) as response,
     ):
         assert response.status_code == 200
-        # Tokens flow, but a non-stream answer sends nothing until the end: empty lines meanwhile.
-        assert next(response.iter_bytes()).strip() == b""
-    # 1500 tokens take far longer than this: the generation was cancelled with the connection.
+        # Streams send tokens; a non-stream answer sends empty lines until the end.
+        assert next(response.iter_lines()) is not None
+        assert wait_until(lambda: bool(narrow.engine.core.scheduler.running))
+        sequence = running_sequence(narrow)
+        assert wait_until(lambda: sequence.num_completion_tokens > 0)
+        at_disconnect = sequence.num_completion_tokens
+    assert wait_until(lambda: sequence.status is SequenceStatus.FINISHED), "still generating"
+    assert sequence.num_completion_tokens < at_disconnect + IN_FLIGHT_TOKENS < BUDGET
     assert narrow.wait_blocks_free(timeout_s=5)
-    assert narrow.app_in_flight() == 0
+    assert wait_until(lambda: narrow.app_in_flight() == 0)

@@ -4,7 +4,6 @@ use std::sync::Mutex;
 
 use deepseek_recipe::stream::ids::{unix_now, IdSource};
 use deepseek_recipe::stream::inference::TokenLogprobs;
-use deepseek_recipe::stream::responses::ResponsesEcho;
 use deepseek_recipe::stream::{
     Accumulator, Chunk, GeneratorConfig, InferenceChunk, InferenceFinishReason, ParsingOptions,
     PromptUsage, SseStream, StreamProcessor, TokenizerText,
@@ -44,7 +43,7 @@ fn read_ids(piece: &Bound<'_, PyAny>, ids: &mut Vec<u32>) -> PyResult<()> {
 }
 
 /// Log probabilities as Python passes them: `(logprob, [(token id, logprob), ...])` per token.
-type PyLogprobs = Vec<(f64, Vec<(ChunkNumber<u32>, f64)>)>;
+type PyLogprobs = Vec<(f32, Vec<(ChunkNumber<u32>, f32)>)>;
 
 /// The log probabilities the core takes.
 fn token_logprobs(logprobs: PyLogprobs) -> Vec<TokenLogprobs> {
@@ -174,15 +173,14 @@ impl PyStreamProcessor {
     /// A processor for `converted`, answering as response `response_id` of `model`.
     ///
     /// `parsing_options_json` replaces the converted parsing options; `prompt_usage` seeds the
-    /// accumulated response's usage until the ready chunk reports it; `echo`,
-    /// `namespace_tool_map` and `thinking_mode` reproduce the reference harness's knobs. Without
+    /// accumulated response's usage until the ready chunk reports it; `thinking_mode` sets the
+    /// Messages generator's thinking mode (the reference harness's direct generator). Without
     /// `tokenizer` the bundled V4 one decodes token input, unless `use_tokenizer` is false (then
     /// only text input works and reasoning tokens are not counted).
     #[new]
     #[pyo3(signature = (
         converted, response_id, model, tokenizer=None, seed=None, created=None, signature=None,
-        parsing_options_json=None, prompt_usage=None, echo=true, namespace_tool_map=true,
-        thinking_mode=None, use_tokenizer=true,
+        parsing_options_json=None, prompt_usage=None, thinking_mode=None, use_tokenizer=true,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -195,8 +193,6 @@ impl PyStreamProcessor {
         signature: Option<String>,
         parsing_options_json: Option<&str>,
         prompt_usage: Option<(Count<u64>, Count<u64>)>,
-        echo: bool,
-        namespace_tool_map: bool,
         thinking_mode: Option<bool>,
         use_tokenizer: bool,
     ) -> PyResult<Self> {
@@ -208,21 +204,10 @@ impl PyStreamProcessor {
         if let Some(signature) = signature {
             config.set_signature(signature);
         }
-        match &mut config {
-            GeneratorConfig::Responses(responses) => {
-                if !echo {
-                    responses.echo = ResponsesEcho::default();
-                }
-                if !namespace_tool_map {
-                    responses.namespace_tools.clear();
-                }
-            }
-            GeneratorConfig::Messages(messages) => {
-                if let Some(thinking_mode) = thinking_mode {
-                    messages.thinking_mode = thinking_mode;
-                }
-            }
-            GeneratorConfig::Chat(_) => {}
+        if let (GeneratorConfig::Messages(messages), Some(thinking_mode)) =
+            (&mut config, thinking_mode)
+        {
+            messages.thinking_mode = thinking_mode;
         }
         let options = match parsing_options_json {
             Some(json) => serde_json::from_str::<ParsingOptions>(json).map_err(|err| {

@@ -6,15 +6,13 @@ use std::sync::OnceLock;
 use deepseek_recipe::stream::{SharedTokenText, TokenizerText};
 use deepseek_recipe::{IncrementalDecoder, Tokenizer};
 use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyString};
 
 use crate::errors::to_py_err;
 use crate::ints::{read, token_ids, Count, TokenId};
 
 /// Texts at least this long are encoded without holding the GIL.
 const DETACH_MIN_BYTES: usize = 4096;
-/// Batches with less work than this (bytes or ids) stay on the calling thread.
-const PARALLEL_MIN_WORK: usize = 64 * 1024;
-
 /// The environment variable that caps the threads of one call (default: the available cores).
 const THREADS_ENV: &str = "DEEPSEEK_RECIPE_NUM_THREADS";
 
@@ -37,47 +35,29 @@ pub(crate) fn default_tokenizer() -> &'static Tokenizer {
     DEFAULT.get_or_init(|| Tokenizer::deepseek_v4().with_threads(default_threads()))
 }
 
-/// Maps `f` over `items` on up to `threads` threads when there is enough work (`weight` per
-/// item); `f` gets `true` when it runs beside other threads (it should not start more).
-fn parallel_map<T: Sync, R: Send>(
-    items: &[T],
-    threads: usize,
-    weight: impl Fn(&T) -> usize,
-    f: impl Fn(&T, bool) -> R + Sync,
-) -> Vec<R> {
-    let threads = threads.min(items.len());
-    let total: usize = items.iter().map(&weight).sum();
-    if threads <= 1 || total < PARALLEL_MIN_WORK {
-        return items.iter().map(|item| f(item, false)).collect();
-    }
-    // Contiguous chunks of about equal weight, one per thread.
-    let mut chunks = Vec::with_capacity(threads);
-    let (mut start, mut acc) = (0, 0);
-    for (at, item) in items.iter().enumerate() {
-        acc += weight(item);
-        if acc * threads >= total * (chunks.len() + 1) && chunks.len() + 1 < threads {
-            chunks.push(&items[start..=at]);
-            start = at + 1;
+/// The UTF-8 text of each Python string, borrowed (no copy of ASCII text).
+fn borrow_texts<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
+    texts.iter().map(|text| text.to_str()).collect()
+}
+
+/// A `bytearray` of `count` values of `N` bytes each, from `values`.
+fn bytearray_of<'py, const N: usize>(
+    py: Python<'py>,
+    count: usize,
+    values: impl Iterator<Item = [u8; N]>,
+) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, count * N, |bytes| {
+        for (slot, value) in bytes.chunks_exact_mut(N).zip(values) {
+            slot.copy_from_slice(&value);
         }
-    }
-    chunks.push(&items[start..]);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
-                scope.spawn(move || chunk.iter().map(|item| f(item, true)).collect::<Vec<R>>())
-            })
-            .collect();
-        let mut out = Vec::with_capacity(items.len());
-        for handle in handles {
-            match handle.join() {
-                Ok(part) => out.extend(part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        out
+        Ok(())
     })
+}
+
+/// A `bytearray` of every id of `batch` in order, as native-endian uint32.
+fn ids_bytearray<'py>(py: Python<'py>, batch: &[Vec<u32>]) -> PyResult<Bound<'py, PyByteArray>> {
+    let count = batch.iter().map(Vec::len).sum();
+    bytearray_of(py, count, batch.iter().flatten().map(|id| id.to_ne_bytes()))
 }
 
 /// A byte-level BPE tokenizer (see `deepseek_recipe.Tokenizer`).
@@ -94,15 +74,6 @@ impl PyTokenizer {
         Self {
             inner: inner.with_threads(default_threads()),
             token_text: OnceLock::new(),
-        }
-    }
-
-    /// The tokenizer that encodes one item of a batch: single-threaded when items run side by side.
-    fn for_item(&self, beside_others: bool) -> Tokenizer {
-        if beside_others {
-            self.inner.with_threads(1)
-        } else {
-            self.inner.clone()
         }
     }
 
@@ -131,6 +102,25 @@ impl PyTokenizer {
     #[staticmethod]
     fn deepseek_v4_json() -> &'static str {
         Tokenizer::deepseek_v4_json()
+    }
+
+    /// The bundled V4 tokenizer plus the V4.1 special tokens it lacks (V4.1 prompts encode).
+    #[staticmethod]
+    fn deepseek_v41(py: Python<'_>) -> Self {
+        Self::wrap(py.detach(|| Tokenizer::deepseek_v41().with_threads(default_threads())))
+    }
+
+    /// The text of the bundled V4 `tokenizer.json` plus the V4.1 special tokens it lacks.
+    #[staticmethod]
+    fn deepseek_v41_json(py: Python<'_>) -> &'static str {
+        py.detach(Tokenizer::deepseek_v41_json)
+    }
+
+    /// `json` (a `tokenizer.json` text) with the V4.1 special tokens it lacks added.
+    #[staticmethod]
+    fn json_with_v41_special_tokens(py: Python<'_>, json: &str) -> PyResult<String> {
+        py.detach(|| Tokenizer::json_with_v41_special_tokens(json))
+            .map_err(to_py_err)
     }
 
     /// Reads a `tokenizer.json` file.
@@ -185,29 +175,65 @@ impl PyTokenizer {
         }
     }
 
+    /// The ids of `text` as a `bytearray` of native-endian uint32 (no Python int per id).
+    #[pyo3(signature = (text, allow_special = false))]
+    fn encode_array<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allow_special: bool,
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        let ids = if text.len() >= DETACH_MIN_BYTES {
+            py.detach(|| self.inner.encode(text, allow_special))
+        } else {
+            self.inner.encode(text, allow_special)
+        };
+        ids_bytearray(py, std::slice::from_ref(&ids))
+    }
+
     /// The ids of each text, encoded in parallel without the GIL.
     #[pyo3(signature = (texts, allow_special = false))]
     fn encode_batch(
         &self,
         py: Python<'_>,
-        texts: Vec<String>,
+        texts: Vec<Bound<'_, PyString>>,
         allow_special: bool,
-    ) -> Vec<Vec<u32>> {
-        py.detach(|| {
-            parallel_map(&texts, self.inner.threads(), String::len, |text, beside| {
-                self.for_item(beside).encode(text, allow_special)
-            })
-        })
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let texts = borrow_texts(&texts)?;
+        Ok(py.detach(|| self.inner.encode_batch(&texts, allow_special)))
+    }
+
+    /// The ids of each text, encoded in parallel without the GIL, as one `bytearray` of
+    /// native-endian uint32 ids (all texts' ids in order) and a `bytearray` of native-endian
+    /// uint64 offsets (text `i` is ids `offsets[i]..offsets[i + 1]`).
+    #[pyo3(signature = (texts, allow_special = false))]
+    fn encode_batch_array<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allow_special: bool,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let texts = borrow_texts(&texts)?;
+        let batch = py.detach(|| self.inner.encode_batch(&texts, allow_special));
+        let ends = batch.iter().scan(0u64, |end, ids| {
+            *end += ids.len() as u64;
+            Some(*end)
+        });
+        let offsets = std::iter::once(0).chain(ends).map(u64::to_ne_bytes);
+        let offsets = bytearray_of(py, batch.len() + 1, offsets)?;
+        Ok((ids_bytearray(py, &batch)?, offsets))
     }
 
     /// The number of ids of each text, counted in parallel without the GIL.
     #[pyo3(signature = (texts, allow_special = false))]
-    fn count_batch(&self, py: Python<'_>, texts: Vec<String>, allow_special: bool) -> Vec<usize> {
-        py.detach(|| {
-            parallel_map(&texts, self.inner.threads(), String::len, |text, beside| {
-                self.for_item(beside).count(text, allow_special)
-            })
-        })
+    fn count_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<Bound<'_, PyString>>,
+        allow_special: bool,
+    ) -> PyResult<Vec<usize>> {
+        let texts = borrow_texts(&texts)?;
+        Ok(py.detach(|| self.inner.count_batch(&texts, allow_special)))
     }
 
     /// The text of `ids`; raises `TokenizerError` for an unknown id.
@@ -219,14 +245,8 @@ impl PyTokenizer {
     /// The text of each id list, decoded in parallel without the GIL.
     fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<TokenId>>) -> PyResult<Vec<String>> {
         let batch: Vec<Vec<u32>> = batch.into_iter().map(token_ids).collect();
-        py.detach(|| {
-            parallel_map(&batch, self.inner.threads(), Vec::len, |ids, _| {
-                self.inner.decode(ids)
-            })
-            .into_iter()
-            .collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(to_py_err)
+        py.detach(|| self.inner.decode_batch(&batch))
+            .map_err(to_py_err)
     }
 
     /// The id of the token spelled `token`, if any.

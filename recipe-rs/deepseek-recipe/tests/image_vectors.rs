@@ -8,8 +8,8 @@
 //! `request_vectors.rs`; this runner checks its `image_resolution`.
 //!
 //! `RECIPE_VECTORS` selects the vectors folder (default `../shared/vectors` next to the repo);
-//! `RECIPE_VECTORS_OPTIONAL=1` turns a missing folder into a skip; `RECIPE_VECTORS_VERBOSE=1`
-//! prints every mismatch.
+//! `RECIPE_VECTORS_OPTIONAL=1` turns a missing folder into a skip. A failure names every failed
+//! vector id; `RECIPE_VECTORS_VERBOSE=1` shows every mismatch.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -17,6 +17,8 @@
 mod generators;
 
 mod common;
+#[path = "support/failures.rs"]
+mod failures;
 
 use std::collections::HashMap;
 
@@ -28,6 +30,7 @@ use deepseek_recipe::image::{
     image_tokens, preprocess, DestinationPolicy, HttpFetcher, ImageData, ImageError, ImageInput,
     ImageQuota, ImageResolver, PreprocessOptions, ResolvedImages,
 };
+use failures::{assert_none_failed, Failure};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -95,25 +98,12 @@ fn detail(value: &Value) -> ImageDetail {
     serde_json::from_value(value.clone()).expect("detail is low/high/original/auto")
 }
 
+/// One file's outcome: how many records passed, which failed, how many had nothing to check.
+#[derive(Default)]
 struct Tally {
     passed: usize,
-    failed: usize,
-}
-
-impl Tally {
-    fn record(&mut self, id: &str, mismatches: Vec<String>, verbose: bool) {
-        if mismatches.is_empty() {
-            self.passed += 1;
-            return;
-        }
-        self.failed += 1;
-        if verbose {
-            println!("FAIL {id}");
-            for mismatch in mismatches {
-                println!("    {mismatch}");
-            }
-        }
-    }
+    failed: Vec<Failure>,
+    without_resolution: usize,
 }
 
 fn check_preprocess(record: &Value, embedded: &HashMap<String, Vec<u8>>) -> Vec<String> {
@@ -338,21 +328,21 @@ fn check_request(record: &Value) -> Option<Vec<String>> {
 /// Checks one record: `None` when the record has nothing to check (requests without images).
 type RecordCheck<'a> = &'a (dyn Fn(&Value) -> Option<Vec<String>> + Sync);
 
-/// Runs one file's records; returns the tally and the report lines.
-fn run_file(records: &[Value], check: RecordCheck<'_>, verbose: bool) -> (Tally, usize) {
-    let mut tally = Tally {
-        passed: 0,
-        failed: 0,
-    };
-    let mut without_resolution = 0;
+/// Runs one file's records.
+fn run_file(records: &[Value], check: RecordCheck<'_>) -> Tally {
+    let mut tally = Tally::default();
     for record in records {
         let id = record["id"].as_str().unwrap_or("?");
         match check(record) {
-            Some(mismatches) => tally.record(id, mismatches, verbose),
-            None => without_resolution += 1,
+            Some(mismatches) if mismatches.is_empty() => tally.passed += 1,
+            Some(mismatches) => tally.failed.push(Failure {
+                id: id.to_owned(),
+                mismatches,
+            }),
+            None => tally.without_resolution += 1,
         }
     }
-    (tally, without_resolution)
+    tally
 }
 
 #[test]
@@ -360,7 +350,6 @@ fn image_vectors() {
     let Some(dir) = common::vectors_dir() else {
         return;
     };
-    let verbose = std::env::var("RECIPE_VECTORS_VERBOSE").as_deref() == Ok("1");
     let preprocess_records = common::read_records(&dir.join("images/image_preprocess.jsonl"));
     let embedded = embedded_files(&preprocess_records);
     let preprocess_check = |r: &Value| Some(check_preprocess(r, &embedded));
@@ -373,7 +362,7 @@ fn image_vectors() {
         ("image_requests.jsonl", &check_request),
     ];
     // One thread per file: preprocessing and resolution dominate and run side by side.
-    let results: Vec<(Tally, usize)> = std::thread::scope(|scope| {
+    let results: Vec<Tally> = std::thread::scope(|scope| {
         let handles: Vec<_> = files
             .iter()
             .map(|&(file, check)| {
@@ -382,7 +371,7 @@ fn image_vectors() {
                 } else {
                     common::read_records(&dir.join("images").join(file))
                 };
-                scope.spawn(move || run_file(&records, check, verbose))
+                scope.spawn(move || run_file(&records, check))
             })
             .collect();
         handles
@@ -390,21 +379,22 @@ fn image_vectors() {
             .map(|handle| handle.join().expect("vector thread"))
             .collect()
     });
-    let mut failed = 0;
-    for ((file, _), (tally, without_resolution)) in files.iter().zip(results) {
-        let note = if without_resolution > 0 {
-            format!(" ({without_resolution} records without image_resolution)")
+    let mut failed = Vec::new();
+    for ((file, _), tally) in files.iter().zip(results) {
+        let note = if tally.without_resolution > 0 {
+            format!(
+                " ({} records without image_resolution)",
+                tally.without_resolution
+            )
         } else {
             String::new()
         };
         println!(
             "images {file}: {} passed, {} failed{note}",
-            tally.passed, tally.failed
+            tally.passed,
+            tally.failed.len()
         );
-        failed += tally.failed;
+        failed.extend(tally.failed);
     }
-    assert_eq!(
-        failed, 0,
-        "image vectors failed (RECIPE_VECTORS_VERBOSE=1 lists them)"
-    );
+    assert_none_failed("image vectors", &failed);
 }

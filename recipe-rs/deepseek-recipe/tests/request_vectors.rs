@@ -2,12 +2,14 @@
 //! is converted and compared with the reference's recorded outcome.
 //!
 //! Set `RECIPE_VECTORS` to the vectors folder (default `../shared/vectors` next to the repo);
-//! `RECIPE_VECTORS_OPTIONAL=1` turns a missing folder into a skip. `RECIPE_VECTORS_VERBOSE=1`
-//! prints every mismatch.
+//! `RECIPE_VECTORS_OPTIONAL=1` turns a missing folder into a skip. A failure names every failed
+//! vector id; `RECIPE_VECTORS_VERBOSE=1` shows every mismatch.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod common;
+#[path = "support/failures.rs"]
+mod failures;
 
 use deepseek_recipe::conversation::Conversation;
 use deepseek_recipe::convert::ModelVersion;
@@ -16,6 +18,7 @@ use deepseek_recipe::encoding::encode;
 use deepseek_recipe::protocol::ResponsesRequest;
 use deepseek_recipe::Tokenizer;
 use deepseek_recipe::{convert_json, Error};
+use failures::{assert_none_failed, Failure};
 use serde_json::{json, Map, Value};
 
 /// The request body as JSON text, as the vectors README prescribes.
@@ -279,9 +282,9 @@ fn record_protocol(case: &Value) -> Protocol {
     serde_json::from_value(case["protocol"].clone()).expect("record names a known protocol")
 }
 
-fn run_file(dir: &std::path::Path, file: &str) -> Tally {
+/// Runs one file's cases; failed ones are added to `failures`.
+fn run_file(dir: &std::path::Path, file: &str, failures: &mut Vec<Failure>) {
     let path = dir.join(format!("{file}.jsonl"));
-    let verbose = std::env::var("RECIPE_VECTORS_VERBOSE").as_deref() == Ok("1");
     let mut tally = Tally {
         passed: 0,
         failed: 0,
@@ -323,12 +326,10 @@ fn run_file(dir: &std::path::Path, file: &str) -> Tally {
             tally.passed += 1;
         } else {
             tally.failed += 1;
-            if verbose {
-                println!("FAIL {id} [{}]", case["category"].as_str().unwrap_or(""));
-                for mismatch in &mismatches {
-                    println!("    {mismatch}");
-                }
-            }
+            failures.push(Failure {
+                id: format!("{id} [{}]", case["category"].as_str().unwrap_or("")),
+                mismatches,
+            });
         }
     }
     let name = file.rsplit('/').next().unwrap_or(file);
@@ -337,7 +338,6 @@ fn run_file(dir: &std::path::Path, file: &str) -> Tally {
         "  ({name}: parse-stage messages matched exactly: {}/{})",
         tally.parse_messages_matched, tally.parse_cases
     );
-    tally
 }
 
 #[test]
@@ -351,12 +351,9 @@ fn request_vectors() {
         "requests/messages",
         "images/image_requests",
     ];
-    let mut failed = 0;
+    let mut failures = Vec::new();
     for file in files {
-        failed += run_file(&dir, file).failed;
+        run_file(&dir, file, &mut failures);
     }
-    assert_eq!(
-        failed, 0,
-        "request vectors failed (RECIPE_VECTORS_VERBOSE=1 lists them)"
-    );
+    assert_none_failed("request vectors", &failures);
 }

@@ -48,7 +48,7 @@ fn config(protocol: usize, thinking_mode: bool) -> (GeneratorConfig, Accumulator
                 created_at: Some(1),
                 ..ResponsesConfig::default()
             };
-            let accumulator = Accumulator::Responses(Box::new(ResponsesResponse::new(&config, 1)));
+            let accumulator = Accumulator::Responses(Box::new(ResponsesResponse::new(ID, "m", 1)));
             (GeneratorConfig::Responses(Box::new(config)), accumulator)
         }
     }

@@ -1,4 +1,6 @@
-//! Golden stream vectors: every case of `streams/streams.jsonl`, byte-exact.
+//! Golden stream vectors: every case of `streams/streams.jsonl`, byte-exact; and the stream
+//! regressions of the differential harness (`tests/differential/regressions/streams/*.json`, one
+//! record each in the same layout, recorded from the reference).
 //!
 //! Harness (see the vectors README): convert the case's `request` with default options, build
 //! the generator config from the converted request (`GeneratorConfig::for_request`) plus the
@@ -9,16 +11,18 @@
 #![allow(clippy::print_stdout)] // the per-category pass/fail lines are this test's report
 
 mod common;
+#[path = "support/failures.rs"]
+mod failures;
 
 use std::collections::BTreeMap;
 
 use deepseek_recipe::convert::{convert_json, ConversionOptions, ConvertedRequest, Protocol};
 use deepseek_recipe::stream::ids::IdSource;
-use deepseek_recipe::stream::responses::ResponsesEcho;
 use deepseek_recipe::stream::{
     Accumulator, GeneratorConfig, InferenceChunk, ParsingOptions, PromptUsage, StreamProcessor,
     TokenizerText,
 };
+use failures::{assert_none_failed, Failure};
 use serde_json::Value;
 
 /// Replaces random values the way the recorder did.
@@ -97,29 +101,19 @@ impl Normalizer {
 }
 
 /// The generator config from the converted request, with the harness's explicit knobs applied:
-/// `generator.echo == false` drops the Responses echo, `generator.namespace_tool_map == false`
-/// empties the namespace map, `generator.signature` and `generator.direct_thinking_mode` set the
-/// Messages signature and thinking mode.
+/// `generator.signature` and `generator.direct_thinking_mode` set the Messages signature and
+/// thinking mode. `generator.echo` and `generator.namespace_tool_map` change nothing: the
+/// converted request already carries what the reference's `with_echo` and
+/// `with_namespace_tool_map` would add.
 fn generator_config(case: &Value, converted: &ConvertedRequest) -> GeneratorConfig {
     let generator = &case["generator"];
     let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
     let mut config =
         GeneratorConfig::for_request(converted, text(&generator["id"]), text(&generator["model"]));
-    match &mut config {
-        GeneratorConfig::Responses(config) => {
-            if generator["echo"] == false {
-                config.echo = ResponsesEcho::default();
-            }
-            if generator["namespace_tool_map"] == false {
-                config.namespace_tools.clear();
-            }
-        }
-        GeneratorConfig::Messages(config) => {
-            if let Some(thinking_mode) = generator["direct_thinking_mode"].as_bool() {
-                config.thinking_mode = thinking_mode;
-            }
-        }
-        GeneratorConfig::Chat(_) => {}
+    if let (GeneratorConfig::Messages(config), Some(thinking_mode)) =
+        (&mut config, generator["direct_thinking_mode"].as_bool())
+    {
+        config.thinking_mode = thinking_mode;
     }
     if let Some(signature) = generator["signature"].as_str() {
         config.set_signature(signature);
@@ -249,7 +243,6 @@ fn stream_vectors() {
         return;
     };
     let filter = std::env::var("STREAM_FILTER").ok();
-    let verbose = std::env::var("STREAM_VERBOSE").is_ok();
     let mut per_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     for case in common::read_records(&dir.join("streams/streams.jsonl")) {
@@ -268,13 +261,12 @@ fn stream_vectors() {
             Ok(()) => entry.0 += 1,
             Err(message) => {
                 entry.1 += 1;
-                failures.push(format!("{id} ({}): {message}", case["protocol"]));
+                failures.push(Failure {
+                    id: format!("{id} ({})", case["protocol"].as_str().unwrap_or("?")),
+                    mismatches: vec![message],
+                });
             }
         }
-    }
-    let shown = if verbose { failures.len() } else { 10 };
-    for failure in failures.iter().take(shown) {
-        println!("FAIL {failure}");
     }
     let (mut passed, mut failed) = (0, 0);
     for (category, (ok, bad)) in &per_category {
@@ -283,5 +275,33 @@ fn stream_vectors() {
         failed += bad;
     }
     println!("streams: {passed} passed, {failed} failed");
-    assert_eq!(failed, 0, "{failed} stream vectors failed");
+    assert_none_failed("stream vectors", &failures);
+}
+
+#[test]
+fn stream_regressions() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/differential/regressions/streams");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    paths.sort();
+    assert!(
+        !paths.is_empty(),
+        "no stream regressions in {}",
+        dir.display()
+    );
+    let failures: Vec<String> = paths
+        .iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(path).expect("regression file is readable");
+            let case: Value = serde_json::from_str(&text).expect("regression file is JSON");
+            run_case(&case)
+                .err()
+                .map(|message| format!("{}: {message}", path.display()))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -3,8 +3,11 @@
 //! plain text (`allow_special = false`).
 
 mod common;
+#[path = "support/failures.rs"]
+mod failures;
 
 use deepseek_recipe::Tokenizer;
+use failures::{assert_none_failed, Failure};
 use serde_json::Value;
 
 /// Byte offset of each code point offset of `text` (plus the end).
@@ -60,15 +63,17 @@ fn request_vector_token_ids() {
             let ranges = special_ranges(prompt, &expect["special_ranges"]);
             let actual = tokenizer.encode_with_special_ranges(prompt, &ranges);
             checked += 1;
-            if actual.as_ref().ok() != Some(&expected) {
-                failures.push(record["id"].as_str().unwrap_or("?").to_owned());
-            }
+            let mismatch = match actual {
+                Ok(ids) if ids == expected => continue,
+                Ok(ids) => format!("{} ids, expected {}", ids.len(), expected.len()),
+                Err(error) => format!("encoding failed: {error}"),
+            };
+            failures.push(Failure {
+                id: record["id"].as_str().unwrap_or("?").to_owned(),
+                mismatches: vec![mismatch],
+            });
         }
     }
     assert!(checked > 100, "only {checked} vectors carry token_ids");
-    assert!(
-        failures.is_empty(),
-        "{} of {checked} differ: {failures:?}",
-        failures.len()
-    );
+    assert_none_failed("token-id vectors", &failures);
 }

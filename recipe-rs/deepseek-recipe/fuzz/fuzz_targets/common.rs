@@ -37,7 +37,7 @@ pub fn run_stream(flags: u8, chunks: Vec<InferenceChunk>, tokenizer: Option<Shar
         ),
         _ => {
             let config = ResponsesConfig { id: "r".into(), thinking_mode, ..ResponsesConfig::default() };
-            let accumulator = Accumulator::Responses(Box::new(ResponsesResponse::new(&config, 0)));
+            let accumulator = Accumulator::Responses(Box::new(ResponsesResponse::new("r", "", 0)));
             (GeneratorConfig::Responses(Box::new(config)), accumulator)
         }
     };

@@ -3,7 +3,9 @@
 use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
-use super::images::{image_detail, image_url_source, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
+use super::images::{
+    image_detail, image_url_source, is_valid_base64, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE,
+};
 use super::options::{ConversionOptions, ModelVersion};
 use super::request::ConvertedRequest;
 use super::response_context::ResponseContext;
@@ -12,9 +14,10 @@ use super::sampling::{
 };
 use super::thinking::resolve_thinking;
 use super::tools::{
-    build_tools, check_strict_mix, resolve_tool_choice, FunctionDecl, ToolChoiceParam,
+    check_strict_mix, check_tool_names, declared_tools, resolve_tool_choice, FunctionDecl,
+    ToolChoiceParam,
 };
-use crate::conversation::{Message, Role, ToolCall};
+use crate::conversation::{ImageDetail, Message, Role, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::chat_completions::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatResponseFormat,
@@ -28,12 +31,48 @@ const REASONING_PASS_BACK_ERROR: &str =
 impl ChatCompletionRequest {
     /// Converts the request with `options` (the official 400 body on invalid requests).
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
+        let declarations: Vec<FunctionDecl> = self
+            .tools
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(index, tool)| FunctionDecl {
+                name: tool.function.name,
+                description: tool.function.description,
+                parameters: tool.function.parameters,
+                strict: tool.function.strict,
+                defer_loading: false,
+                name_path: Some(format!("tools[{index}].function.name")),
+            })
+            .collect();
+        check_tool_names(&declarations)?;
         if self.messages.is_empty() {
             return Err(ApiError::invalid_request("Empty input messages"));
         }
         let (mut messages, missing_reasoning) =
             convert_messages(self.messages, model_version, options.image_token())?;
+        let (thinking_mode, reasoning_effort) = resolve_thinking(
+            self.thinking.map(|thinking| thinking.kind),
+            self.reasoning_effort,
+            options.default_thinking_mode,
+        );
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            !declarations.is_empty(),
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
+        let choice = self.tool_choice.map(|choice| match choice {
+            ChatToolChoice::None => ToolChoiceParam::None,
+            ChatToolChoice::Auto => ToolChoiceParam::Auto,
+            ChatToolChoice::Required => ToolChoiceParam::Required,
+            ChatToolChoice::Function(name) => ToolChoiceParam::Named(name),
+        });
+        let choice_is_none = choice == Some(ToolChoiceParam::None);
         let wants_json_object =
             matches!(self.response_format, Some(ChatResponseFormat::JsonObject));
         if wants_json_object
@@ -43,36 +82,21 @@ impl ChatCompletionRequest {
                 "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'.",
             ));
         }
-        let (thinking_mode, reasoning_effort) = resolve_thinking(
-            self.thinking.map(|thinking| thinking.kind),
-            self.reasoning_effort,
-            options.default_thinking_mode,
-        );
-        check_temperature(self.temperature)?;
-        check_top_p(self.top_p)?;
-        check_penalty("frequency_penalty", self.frequency_penalty)?;
-        check_penalty("presence_penalty", self.presence_penalty)?;
-        if self.n.is_some_and(|n| n != 1) {
-            return Err(ApiError::invalid_request(
-                "Invalid n value (currently only n = 1 is supported)",
-            ));
+        let declared = declared_tools(declarations, false, choice_is_none)?;
+        let tools_declared = !declared.is_empty();
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        if messages.last().is_some_and(|message| message.prefix) {
+            if wants_json_object {
+                return Err(ApiError::invalid_request(
+                    "response_format json_object should not be used with prefix",
+                ));
+            }
+            if tools_declared {
+                return Err(ApiError::invalid_request(
+                    "Function call should not be used with prefix",
+                ));
+            }
         }
-        let max_tokens = check_max_tokens(
-            self.max_tokens,
-            options.max_tokens_upper_bound(thinking_mode),
-        )?;
-        if self.seed.is_some_and(|seed| seed >= 1 << 63) {
-            return Err(ApiError::invalid_request(
-                "Invalid seed value, the valid range of seed is [0, 2^63)",
-            ));
-        }
-        let logprobs = self.logprobs.unwrap_or(false);
-        if self.top_logprobs.is_some() && !logprobs {
-            return Err(ApiError::invalid_request(
-                "Invalid top_logprobs and logprobs value, logprobs must be set to true if top_logprobs is used.",
-            ));
-        }
-        check_top_logprobs(self.top_logprobs)?;
         let stop_sequences = match self.stop {
             None => Vec::new(),
             Some(StopParam::One(stop)) => {
@@ -87,38 +111,13 @@ impl ChatCompletionRequest {
         let stream = self.stream.unwrap_or(false);
         let include_usage = self
             .stream_options
-            .is_some_and(|stream_options| stream_options.include_usage);
+            .is_some_and(|stream_options| stream_options.include_usage == Some(true));
         if self.stream_options.is_some() && !stream {
             return Err(ApiError::invalid_request(
                 "stream_options should be set along with stream = true",
             ));
         }
-
-        let declarations = self
-            .tools
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-            .map(|(index, tool)| FunctionDecl {
-                name: tool.function.name,
-                description: tool.function.description,
-                parameters: tool.function.parameters,
-                strict: tool.function.strict,
-                defer_loading: false,
-                name_path: Some(format!("tools[{index}].function.name")),
-            })
-            .collect();
-        let declared = build_tools(declarations, false)?;
-        check_strict_mix(declared.iter().map(|tool| tool.strict))?;
-        let tools_declared = !declared.is_empty();
-        let choice = self.tool_choice.map(|choice| match choice {
-            ChatToolChoice::None => ToolChoiceParam::None,
-            ChatToolChoice::Auto => ToolChoiceParam::Auto,
-            ChatToolChoice::Required => ToolChoiceParam::Required,
-            ChatToolChoice::Function(name) => ToolChoiceParam::Named(name),
-        });
-        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
-
+        let has_response_format = self.response_format.is_some();
         let format = match self.response_format {
             None | Some(ChatResponseFormat::Text) => FormatChoice::Text,
             Some(ChatResponseFormat::JsonObject) => FormatChoice::JsonObject,
@@ -127,27 +126,38 @@ impl ChatCompletionRequest {
             }
             Some(ChatResponseFormat::Regex { regex }) => FormatChoice::Regex(regex),
         };
-
-        if messages.last().is_some_and(|message| message.prefix) {
-            if tools_declared {
-                return Err(ApiError::invalid_request(
-                    "Function call should not be used with prefix",
-                ));
-            }
-            if format == FormatChoice::JsonObject {
-                return Err(ApiError::invalid_request(
-                    "response_format json_object should not be used with prefix",
-                ));
-            }
+        check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
+        if has_response_format && tools.tools.iter().any(|tool| tool.strict == Some(true)) {
+            return Err(ApiError::invalid_request(
+                "response_format should not be used with tools",
+            ));
         }
-        check_reasoning_pass_back(
-            &messages,
-            &missing_reasoning,
-            tools_declared,
-            options.reasoning_content_behavior,
-            thinking_mode,
-            REASONING_PASS_BACK_ERROR,
+        if self.n.is_some_and(|n| n != 1) {
+            return Err(ApiError::invalid_request(
+                "Invalid n value (currently only n = 1 is supported)",
+            ));
+        }
+        check_penalty("presence_penalty", self.presence_penalty)?;
+        check_penalty("frequency_penalty", self.frequency_penalty)?;
+        check_temperature(self.temperature)?;
+        check_top_p(self.top_p)?;
+        let logprobs = self.logprobs.unwrap_or(false);
+        if self.top_logprobs.is_some() && !logprobs {
+            return Err(ApiError::invalid_request(
+                "Invalid top_logprobs and logprobs value, logprobs must be set to true if top_logprobs is used.",
+            ));
+        }
+        check_top_logprobs(self.top_logprobs)?;
+        let max_tokens = check_max_tokens(
+            self.max_tokens,
+            options.max_tokens_upper_bound(thinking_mode),
         )?;
+        if self.seed.is_some_and(|seed| seed >= 1 << 63) {
+            return Err(ApiError::invalid_request(
+                "Invalid seed value, the valid range of seed is [0, 2^63)",
+            ));
+        }
+
         settle_reasoning(&mut messages, thinking_mode);
 
         Ok(Draft {
@@ -172,6 +182,53 @@ impl ChatCompletionRequest {
     }
 }
 
+/// A file part's data URL, or why the part is refused.
+fn file_part<'a>(
+    file_id: Option<&str>,
+    file_data: Option<&'a str>,
+    has_filename: bool,
+) -> Result<&'a str, &'static str> {
+    match (file_id, file_data) {
+        (Some(_), Some(_)) => Err("file cannot have both file_id and file_data"),
+        (Some(_), None) if has_filename => Err("file cannot have filename when file_id is present"),
+        (Some(_), None) => {
+            Err("file_id is not supported. Pass the image as a base64 data url instead.")
+        }
+        (None, None) => Err("file must have a file_id or file_data"),
+        (None, Some(data)) => check_file_data(data).map(|()| data),
+    }
+}
+
+/// A file part's `file_data`: a base64 data URL of a supported image type.
+fn check_file_data(data: &str) -> Result<(), &'static str> {
+    const NOT_VALID: &str = "file_data is not a valid base64 data url";
+    let rest = match data.get(..5) {
+        Some(scheme) if scheme.eq_ignore_ascii_case("data:") => &data[5..],
+        _ => return Err(NOT_VALID),
+    };
+    let media_end = rest.find([';', ',']).unwrap_or(rest.len());
+    let media_type = rest[..media_end].trim().to_ascii_lowercase();
+    if ![
+        "image/webp",
+        "image/png",
+        "image/jpeg",
+        "image/jpg",
+        "image/gif",
+    ]
+    .contains(&media_type.as_str())
+    {
+        return Err("You have uploaded an unsupported file. Please make sure your file is valid and has one of the following formats: webp, png, jpeg, and gif.");
+    }
+    let Some(comma) = rest.find(',') else {
+        return Err(NOT_VALID);
+    };
+    let header = &rest[..comma];
+    if !header.to_ascii_lowercase().ends_with(";base64") || !is_valid_base64(&rest[comma + 1..]) {
+        return Err(NOT_VALID);
+    }
+    Ok(())
+}
+
 /// Builds one message's text (and images, for V4.1) from its content.
 fn build_content(
     content: ChatContent,
@@ -188,6 +245,24 @@ fn build_content(
         ChatContent::Parts(parts) => parts,
     };
     let path = format!(".messages[{index}]");
+    // V4.1 checks every file part first (a file is an image given as a base64 data URL), then
+    // builds the content in order.
+    let mut files = Vec::new();
+    if version == ModelVersion::DeepseekV41Flash {
+        for part in &parts {
+            if let ChatContentPart::File {
+                file_id,
+                file_data,
+                filename,
+            } = part
+            {
+                let data = file_part(file_id.as_deref(), file_data.as_deref(), filename.is_some())
+                    .map_err(|detail| ApiError::invalid_request(format!("{path}: {detail}")))?;
+                files.push(data.to_owned());
+            }
+        }
+    }
+    let mut files = files.into_iter();
     for (part_index, part) in parts.into_iter().enumerate() {
         match (part, version) {
             (ChatContentPart::Text { text }, _) => builder.push_text(&text),
@@ -196,9 +271,14 @@ fn build_content(
                 ModelVersion::DeepseekV4Pro,
             ) => builder.push_text(UNSUPPORTED_IMAGE_TEXT),
             (ChatContentPart::File { .. }, ModelVersion::DeepseekV41Flash) => {
-                return Err(ApiError::invalid_request(format!(
-                    "{path}: file must have a file_id or file_data"
-                )));
+                // The file's data URL is then read like an image URL.
+                let location = files.next().unwrap_or_default();
+                let source = image_url_source(&location, ImageDetail::High, &path, |len| {
+                    format!(
+                        "{path}.image_url.url[{part_index}]: image_url.url external link length {len} too long, max link length {MAX_IMAGE_URL_BYTES}. {URL_TOO_LONG_ADVICE}"
+                    )
+                })?;
+                builder.push_image(source, image_token);
             }
             (ChatContentPart::ImageUrl { image_url }, ModelVersion::DeepseekV41Flash) => {
                 let source = image_url_source(
@@ -228,18 +308,25 @@ fn check_assistant_parts(
     let ChatContent::Parts(parts) = content else {
         return Ok(());
     };
+    if version == ModelVersion::DeepseekV41Flash {
+        for part in parts {
+            if let ChatContentPart::File {
+                file_id,
+                file_data,
+                filename,
+            } = part
+            {
+                file_part(file_id.as_deref(), file_data.as_deref(), filename.is_some()).map_err(
+                    |detail| ApiError::invalid_request(format!(".messages[{index}]: {detail}")),
+                )?;
+            }
+        }
+    }
+    // V4 shows images as a text note anywhere; V4.1 refuses them in assistant messages.
     if version == ModelVersion::DeepseekV41Flash
         && parts
             .iter()
-            .any(|part| matches!(part, ChatContentPart::File { .. }))
-    {
-        return Err(ApiError::invalid_request(format!(
-            ".messages[{index}]: file must have a file_id or file_data"
-        )));
-    }
-    if parts
-        .iter()
-        .any(|part| !matches!(part, ChatContentPart::Text { .. }))
+            .any(|part| !matches!(part, ChatContentPart::Text { .. }))
     {
         return Err(ApiError::invalid_request(
             "Image in assistant message is not supported",
@@ -255,18 +342,25 @@ fn convert_messages(
     version: ModelVersion,
     image_token: &str,
 ) -> Result<(Vec<Message>, Vec<bool>), ApiError> {
-    check_tool_message_order(&messages)?;
     let last = messages.len() - 1;
+    let mut misplaced_prefix = false;
     let mut converted = Vec::with_capacity(messages.len());
     let mut missing_reasoning = Vec::with_capacity(messages.len());
+    // Every message is converted (and checked) first; then the tool-message order, then the
+    // prefix position.
+    let count = messages.len();
+    let order_error = check_tool_message_order(&messages).err();
     for (index, message) in messages.into_iter().enumerate() {
+        if let Some((_, error)) = order_error.as_ref().filter(|(at, _)| *at == index) {
+            return Err(error.clone());
+        }
         let mut missing = false;
         let message = match message {
-            ChatMessage::System { content } => {
+            ChatMessage::System { content, .. } => {
                 let builder = build_content(content, index, version, image_token)?;
                 builder.into_message(Role::System)
             }
-            ChatMessage::User { content } => {
+            ChatMessage::User { content, .. } => {
                 build_content(content, index, version, image_token)?.into_message(Role::User)
             }
             ChatMessage::LatestReminder { content } => text_message(Role::LatestReminder, content),
@@ -284,6 +378,7 @@ fn convert_messages(
                 reasoning_content,
                 tool_calls,
                 prefix,
+                ..
             } => {
                 if content.is_none() && tool_calls.is_none() {
                     return Err(ApiError::invalid_request(
@@ -296,11 +391,7 @@ fn convert_messages(
                     )));
                 }
                 let prefix = prefix.unwrap_or(false);
-                if prefix && index != last {
-                    return Err(ApiError::invalid_request(
-                        "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
-                    ));
-                }
+                misplaced_prefix |= prefix && index != last;
                 let text = match content {
                     None => String::new(),
                     Some(content) => {
@@ -334,47 +425,86 @@ fn convert_messages(
             missing_reasoning.push(missing);
         }
     }
+    if let Some((at, error)) = order_error {
+        if at == count {
+            return Err(error);
+        }
+    }
+    if misplaced_prefix {
+        return Err(ApiError::invalid_request(
+            "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
+        ));
+    }
     Ok((converted, missing_reasoning))
 }
 
 /// Every assistant `tool_calls` block must be answered by the tool messages right after it,
 /// and every tool message must answer a pending call.
-fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), ApiError> {
+fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), (usize, ApiError)> {
     let insufficient = || {
         ApiError::invalid_request(
             "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
         )
     };
     let mut pending: Vec<&str> = Vec::new();
-    for message in messages {
+    let mut answered: Vec<&str> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
         match message {
             ChatMessage::Tool { tool_call_id, .. } => {
+                if !pending.is_empty() && answered.contains(&tool_call_id.as_str()) {
+                    return Err((
+                        index,
+                        ApiError::invalid_request(format!(
+                            "Duplicate value for 'tool_call_id' of {tool_call_id} in message[{index}]"
+                        )),
+                    ));
+                }
+                answered.push(tool_call_id);
                 match pending.iter().position(|id| id == tool_call_id) {
                     Some(position) => {
                         pending.remove(position);
                     }
                     None if pending.is_empty() => {
-                        return Err(ApiError::invalid_request(
-                            "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+                        return Err((
+                            index,
+                            ApiError::invalid_request(
+                                "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+                            ),
                         ));
                     }
                     None => {
-                        return Err(ApiError::invalid_request(format!(
-                            "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id', The following tool_call_ids did not have response messages: {tool_call_id}"
-                        )));
+                        return Err((
+                            index,
+                            ApiError::invalid_request(format!(
+                                "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id', The following tool_call_ids did not have response messages: {tool_call_id}"
+                            )),
+                        ));
                     }
                 }
             }
             other => {
                 if !pending.is_empty() {
-                    return Err(insufficient());
+                    return Err((index, insufficient()));
                 }
+                answered.clear();
                 if let ChatMessage::Assistant {
                     tool_calls: Some(calls),
                     ..
                 } = other
                 {
-                    pending = calls.iter().map(|call| call.id.as_str()).collect();
+                    pending = Vec::new();
+                    for call in calls {
+                        if pending.contains(&call.id.as_str()) {
+                            return Err((
+                                index,
+                                ApiError::invalid_request(format!(
+                                    "Duplicate value for 'tool_call_id' of {} in message[{index}]",
+                                    call.id
+                                )),
+                            ));
+                        }
+                        pending.push(call.id.as_str());
+                    }
                 }
             }
         }
@@ -382,6 +512,6 @@ fn check_tool_message_order(messages: &[ChatMessage]) -> Result<(), ApiError> {
     if pending.is_empty() {
         Ok(())
     } else {
-        Err(insufficient())
+        Err((messages.len(), insufficient()))
     }
 }

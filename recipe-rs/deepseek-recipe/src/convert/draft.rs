@@ -33,7 +33,8 @@ pub(crate) enum FormatChoice {
     Regex(String),
 }
 
-/// Validates a `json_schema` format: strict normalisation (when strict), then the meta-schema.
+/// Validates a `json_schema` format: a strict schema is read into the strict model and
+/// normalised; any other is compiled as a JSON Schema (any top-level type).
 pub(crate) fn json_schema_format(schema: Value, strict: bool) -> Result<FormatChoice, ApiError> {
     let constraint = if strict {
         normalize_strict_schema(&schema, false).map_err(|err| match err {
@@ -43,13 +44,13 @@ pub(crate) fn json_schema_format(schema: Value, strict: bool) -> Result<FormatCh
             StrictSchemaError::Semantic(message) => ApiError::invalid_request(message),
         })?
     } else {
+        if let Some(detail) = meta_schema_error(&schema) {
+            return Err(ApiError::invalid_request(format!(
+                "Invalid json schema: {detail}"
+            )));
+        }
         schema.clone()
     };
-    if let Some(detail) = meta_schema_error(&schema) {
-        return Err(ApiError::invalid_request(format!(
-            "Invalid json schema: {detail}"
-        )));
-    }
     Ok(FormatChoice::JsonSchema {
         shown: schema,
         constraint,

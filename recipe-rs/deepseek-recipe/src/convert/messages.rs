@@ -10,14 +10,18 @@ use super::request::ConvertedRequest;
 use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
-use super::tools::{build_tools, resolve_tool_choice, FunctionDecl, ToolChoiceParam};
+use super::tools::{
+    check_tool_names, declared_tools, drop_loaded_tools, resolve_tool_choice, FunctionDecl,
+    ToolChoiceParam,
+};
 use crate::conversation::{
-    ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, ToolCall,
+    ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
 };
 use crate::error::ApiError;
 use crate::protocol::messages::{
-    ContentBlock, ImageSourceParam, MessagesContent, MessagesMessage, MessagesRequest,
-    MessagesToolChoice, SystemBlock, SystemParam, ToolResultBlock, ToolResultContent,
+    ContentBlock, MessagesContent, MessagesDocumentSource, MessagesImageSource, MessagesMessage,
+    MessagesRequest, MessagesToolChoice, SystemBlock, SystemParam, ToolReferenceParam,
+    ToolResultBlock, ToolResultContent,
 };
 
 /// The pass-back error of Messages.
@@ -30,7 +34,52 @@ const BLOCK_SEPARATOR: &str = "\n\n";
 impl MessagesRequest {
     /// Converts the request with `options` (the official 400 body on invalid requests).
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
+        // Dropping web search: web search server tools are left out (other tools keep their
+        // positions in error paths).
+        let drops_web_search = options.messages_web_search == WebSearchBehavior::Drop;
+        let (positions, tools): (Vec<usize>, Vec<_>) = self
+            .tools
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, tool)| {
+                !(drops_web_search
+                    && tool
+                        .kind
+                        .as_deref()
+                        .is_some_and(|kind| kind.starts_with("web_search")))
+            })
+            .unzip();
+        let declarations: Vec<FunctionDecl> = tools
+            .iter()
+            .zip(&positions)
+            .map(|(tool, index)| FunctionDecl {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.input_schema.clone(),
+                strict: None,
+                defer_loading: tool.defer_loading == Some(true)
+                    && model_version == ModelVersion::DeepseekV41Flash,
+                name_path: Some(format!("tools[{index}].name")),
+            })
+            .collect();
+        check_tool_names(&declarations)?;
+        if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
+            return Err(ApiError::invalid_request(format!(
+                "tools[{}]: server tools are not supported",
+                positions[index]
+            )));
+        }
+        if model_version == ModelVersion::DeepseekV41Flash
+            && !tools.is_empty()
+            && tools.iter().all(|tool| tool.defer_loading == Some(true))
+        {
+            return Err(ApiError::invalid_request(
+                "tools: at least one tool must have defer_loading=false. All tools cannot be deferred.",
+            ));
+        }
         if self.messages.is_empty() {
             return Err(ApiError::invalid_request(
                 "messages: at least one message is required",
@@ -41,18 +90,22 @@ impl MessagesRequest {
             self.output_config.and_then(|config| config.effort),
             options.default_thinking_mode,
         );
-        let tools = self.tools.unwrap_or_default();
-        if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
-            return Err(ApiError::invalid_request(format!(
-                "tools[{index}]: server tools are not supported"
-            )));
-        }
-        let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+        let tool_definitions: Vec<Tool> = tools
+            .iter()
+            .map(|tool| Tool {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.input_schema.clone().unwrap_or_default(),
+                strict: None,
+                defer_loading: tool.defer_loading == Some(true)
+                    && model_version == ModelVersion::DeepseekV41Flash,
+            })
+            .collect();
         let converter = MessageConverter {
             version: model_version,
             image_token: options.image_token(),
             web_search: options.messages_web_search,
-            tool_names: &tool_names,
+            tool_definitions: &tool_definitions,
         };
         let mut messages = Vec::new();
         if let Some(system) = self.system {
@@ -66,54 +119,57 @@ impl MessagesRequest {
             };
             messages.push(Converted::plain(text_message(Role::System, text)));
         }
-        check_tool_pairing(&self.messages)?;
+        // Messages are checked and converted block by block, in order; `pending` holds the
+        // `tool_use` ids of the previous assistant message, which the next user message must
+        // answer with leading `tool_result` blocks.
+        let count = self.messages.len();
+        let mut pending: Vec<String> = Vec::new();
         for (index, message) in self.messages.into_iter().enumerate() {
-            converter.convert(index, message, &mut messages)?;
+            converter.convert(index, message, &mut pending, &mut messages)?;
+        }
+        if !pending.is_empty() {
+            return Err(unanswered(&format!("messages.{}:", count - 1), &pending));
         }
         let (mut messages, missing_reasoning): (Vec<Message>, Vec<bool>) = messages
             .into_iter()
             .map(|converted| (converted.message, converted.missing_reasoning))
             .unzip();
-
-        check_temperature(self.temperature)?;
-        check_top_p(self.top_p)?;
-
-        let declarations = tools
-            .into_iter()
-            .enumerate()
-            .map(|(index, tool)| FunctionDecl {
-                name: tool.name,
-                description: tool.description,
-                parameters: tool.input_schema,
-                strict: None,
-                defer_loading: tool.defer_loading == Some(true)
-                    && model_version == ModelVersion::DeepseekV41Flash,
-                name_path: Some(format!("tools[{index}].name")),
-            })
-            .collect();
-        let declared = build_tools(declarations, true)?;
-        let tools_declared = !declared.is_empty();
-        let choice = self.tool_choice.map(|choice| match choice {
-            MessagesToolChoice::Auto {} | MessagesToolChoice::Any {} => ToolChoiceParam::Auto,
-            MessagesToolChoice::Tool { name } => ToolChoiceParam::Named(name),
-            MessagesToolChoice::None {} => ToolChoiceParam::None,
-        });
-        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
-        let max_tokens = clamp_max_tokens(
-            self.max_tokens,
-            options.max_tokens_upper_bound(thinking_mode),
-        )?;
-        let stop_sequences = self.stop_sequences.unwrap_or_default();
-        check_stop(&stop_sequences, false)?;
-
         check_reasoning_pass_back(
             &messages,
             &missing_reasoning,
-            tools_declared,
+            !declarations.is_empty(),
             options.reasoning_content_behavior,
             thinking_mode,
             REASONING_PASS_BACK_ERROR,
         )?;
+
+        let choice = self.tool_choice.map(|choice| match choice {
+            MessagesToolChoice::Auto { .. } | MessagesToolChoice::Any { .. } => {
+                ToolChoiceParam::Auto
+            }
+            MessagesToolChoice::Tool { name, .. } => ToolChoiceParam::Named(name),
+            MessagesToolChoice::None {} => ToolChoiceParam::None,
+        });
+        let choice_is_none = choice == Some(ToolChoiceParam::None);
+        let declared = declared_tools(declarations, true, choice_is_none)?;
+        let narrowed = matches!(
+            choice,
+            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
+        );
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        let mut missing_reasoning = missing_reasoning;
+        if narrowed {
+            drop_loaded_tools(&mut messages, &mut missing_reasoning);
+        }
+        let stop_sequences = self.stop_sequences.unwrap_or_default();
+        check_stop(&stop_sequences, false)?;
+        check_temperature(self.temperature)?;
+        check_top_p(self.top_p)?;
+        let max_tokens = clamp_max_tokens(
+            self.max_tokens,
+            options.max_tokens_upper_bound(thinking_mode),
+        )?;
+
         settle_reasoning(&mut messages, thinking_mode);
 
         Ok(Draft {
@@ -158,7 +214,8 @@ struct MessageConverter<'a> {
     version: ModelVersion,
     image_token: &'a str,
     web_search: WebSearchBehavior,
-    tool_names: &'a [String],
+    /// The declared tools as `tool_addition` blocks show them.
+    tool_definitions: &'a [Tool],
 }
 
 impl MessageConverter<'_> {
@@ -166,12 +223,13 @@ impl MessageConverter<'_> {
         &self,
         index: usize,
         message: MessagesMessage,
+        pending: &mut Vec<String>,
         out: &mut Vec<Converted>,
     ) -> Result<(), ApiError> {
         let (role, content) = match message {
-            MessagesMessage::User { content } => (Role::User, content),
-            MessagesMessage::Assistant { content } => (Role::Assistant, content),
-            MessagesMessage::System { content } => (Role::System, content),
+            MessagesMessage::User(content) => (Role::User, content),
+            MessagesMessage::Assistant(content) => (Role::Assistant, content),
+            MessagesMessage::System(content) => (Role::System, content),
         };
         let blocks = match content {
             MessagesContent::Text(text) => vec![ContentBlock::Text { text }],
@@ -182,55 +240,121 @@ impl MessageConverter<'_> {
             }
             MessagesContent::Blocks(blocks) => blocks,
         };
-        if role != Role::Assistant
-            && blocks
-                .iter()
-                .any(|block| matches!(block, ContentBlock::Thinking { .. }))
-        {
-            return Err(ApiError::invalid_request(format!(
-                "messages.{index}.content: thinking blocks may only be in `assistant` messages"
-            )));
+        if role != Role::User && !pending.is_empty() {
+            return Err(unanswered(&format!("messages.{index}: "), pending));
         }
         match role {
-            Role::Assistant => self.convert_assistant(index, blocks, out),
-            Role::System => self.convert_system(blocks, out),
-            _ => self.convert_user(index, blocks, out),
+            Role::Assistant => {
+                *pending = self.convert_assistant(index, blocks, out)?;
+                Ok(())
+            }
+            Role::System => self.convert_system(index, blocks, out),
+            _ => {
+                let expected = std::mem::take(pending);
+                self.convert_user(index, blocks, &expected, out)
+            }
         }
     }
 
-    /// A system-role message: V4.1 keeps it as a system message, V4 turns it into a user
-    /// `<system-reminder>` note.
+    /// A system-role message: V4.1 keeps it as a system message (its texts, documents and
+    /// images joined, with the tools its `tool_addition` blocks add), V4 turns it into a user
+    /// `<system-reminder>` note (images as a text note; a message without content is dropped).
     fn convert_system(
-        &self,
-        blocks: Vec<ContentBlock>,
-        out: &mut Vec<Converted>,
-    ) -> Result<(), ApiError> {
-        let text = blocks
-            .into_iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text { text } => Some(text),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(BLOCK_SEPARATOR);
-        let message = match self.version {
-            ModelVersion::DeepseekV41Flash => text_message(Role::System, text),
-            ModelVersion::DeepseekV4Pro => text_message(
-                Role::User,
-                format!("<system-reminder>\n{text}\n</system-reminder>"),
-            ),
-        };
-        out.push(Converted::plain(message));
-        Ok(())
-    }
-
-    fn convert_user(
         &self,
         index: usize,
         blocks: Vec<ContentBlock>,
         out: &mut Vec<Converted>,
     ) -> Result<(), ApiError> {
+        let mut builder = super::content::ContentBuilder::default();
+        let mut tools = Vec::new();
         for (block_index, block) in blocks.into_iter().enumerate() {
+            match block {
+                ContentBlock::Text { text } => builder.push_text(&text),
+                ContentBlock::Document { source } => builder.push_text(&document_note(&source)),
+                ContentBlock::Image { source } => match self.version {
+                    ModelVersion::DeepseekV4Pro => builder.push_text(UNSUPPORTED_IMAGE_TEXT),
+                    ModelVersion::DeepseekV41Flash => {
+                        let error_path = format!("messages.{index}.content[{block_index}]");
+                        let source = ImageSource {
+                            path: format!("messages.{index}"),
+                            ..image_source(&source, &error_path)?
+                        };
+                        builder.push_image(source, self.image_token);
+                    }
+                },
+                ContentBlock::ToolAddition {
+                    tool: ToolReferenceParam::ToolReference { name },
+                } => {
+                    let Some(tool) = self.tool_definitions.iter().find(|tool| tool.name == name)
+                    else {
+                        return Err(ApiError::invalid_request(format!(
+                            "messages.{index}.content.{block_index}: `tool_addition` references unknown tool '{name}'"
+                        )));
+                    };
+                    tools.push(tool.clone());
+                }
+                other => misplaced_block(index, &other)?,
+            }
+        }
+        let message = match self.version {
+            ModelVersion::DeepseekV41Flash => {
+                let mut message = builder.into_message(Role::System);
+                message.tools = tools;
+                message
+            }
+            ModelVersion::DeepseekV4Pro => {
+                let text = builder.into_text();
+                if text.is_empty() {
+                    return Ok(());
+                }
+                text_message(
+                    Role::User,
+                    format!("<system-reminder>\n{text}\n</system-reminder>"),
+                )
+            }
+        };
+        out.push(Converted::plain(message));
+        Ok(())
+    }
+
+    /// A user message: leading `tool_result` blocks answer the previous assistant message's
+    /// `tool_use` ids (`expected`); the first other block (or the end) checks that every id is
+    /// answered.
+    fn convert_user(
+        &self,
+        index: usize,
+        blocks: Vec<ContentBlock>,
+        expected: &[String],
+        out: &mut Vec<Converted>,
+    ) -> Result<(), ApiError> {
+        // V4.1: the tools that tool results reference are loaded by a system message after
+        // the turn (every reference, in order).
+        let mut loaded = Vec::new();
+        let mut answered: Vec<String> = Vec::new();
+        let mut answers_checked = expected.is_empty();
+        let check_answers = |answered: &[String], at: &str| {
+            let missing: Vec<String> = expected
+                .iter()
+                .filter(|id| !answered.contains(id))
+                .cloned()
+                .collect();
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(unanswered(at, &missing))
+            }
+        };
+        for (block_index, block) in blocks.into_iter().enumerate() {
+            if matches!(
+                block,
+                ContentBlock::Text { .. }
+                    | ContentBlock::Image { .. }
+                    | ContentBlock::Document { .. }
+            ) && !answers_checked
+            {
+                check_answers(&answered, &format!("messages.{index}: "))?;
+                answers_checked = true;
+            }
             let message = match block {
                 ContentBlock::Text { text } => text_message(Role::User, text),
                 ContentBlock::Image { source } => {
@@ -243,43 +367,81 @@ impl MessageConverter<'_> {
                     )?
                 }
                 ContentBlock::Document { source } => {
-                    text_message(Role::User, document_note(source.as_ref()))
+                    text_message(Role::User, document_note(&source))
                 }
                 ContentBlock::ToolResult {
                     tool_use_id,
                     content,
+                    ..
                 } => {
-                    let mut message = self.tool_result(index, block_index, content)?;
+                    if answered.contains(&tool_use_id) {
+                        return Err(ApiError::invalid_request(format!(
+                            "messages.{index}.content.{block_index}: each tool_use must have a single result. Found multiple `tool_result` blocks with id: {tool_use_id}"
+                        )));
+                    }
+                    answered.push(tool_use_id.clone());
+                    if !expected.contains(&tool_use_id) {
+                        return Err(ApiError::invalid_request(format!(
+                            "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                        )));
+                    }
+                    let mut message = self.tool_result(index, block_index, content, &mut loaded)?;
                     message.tool_call_id = Some(tool_use_id);
                     message
                 }
-                ContentBlock::ServerToolUse {} | ContentBlock::WebSearchToolResult {} => {
-                    self.server_block()?;
+                other => {
+                    misplaced_block(index, &other)?;
                     continue;
                 }
-                ContentBlock::Thinking { .. }
-                | ContentBlock::ToolUse { .. }
-                | ContentBlock::ToolAddition {} => continue,
             };
+            out.push(Converted::plain(message));
+        }
+        if !answers_checked {
+            // Only tool results: reported at the `tool_use` message.
+            check_answers(&answered, &format!("messages.{}:", index.saturating_sub(1)))?;
+        }
+        if self.version == ModelVersion::DeepseekV41Flash && !loaded.is_empty() {
+            let mut message = text_message(Role::System, String::new());
+            message.tools = loaded;
             out.push(Converted::plain(message));
         }
         Ok(())
     }
 
+    /// An assistant message; returns its `tool_use` ids (the next message must answer them).
+    /// Only thinking and more `tool_use` blocks may follow a `tool_use` block.
     fn convert_assistant(
         &self,
         index: usize,
         blocks: Vec<ContentBlock>,
         out: &mut Vec<Converted>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<Vec<String>, ApiError> {
         let mut texts = Vec::new();
         let mut thoughts = Vec::new();
-        let mut calls = Vec::new();
+        let mut calls: Vec<ToolCall> = Vec::new();
         for (block_index, block) in blocks.into_iter().enumerate() {
+            if matches!(
+                block,
+                ContentBlock::Text { .. }
+                    | ContentBlock::Image { .. }
+                    | ContentBlock::Document { .. }
+            ) && !calls.is_empty()
+            {
+                let ids: Vec<String> = calls.iter().map(|call| call.id.clone()).collect();
+                return Err(unanswered(
+                    &format!("messages.{index}.{block_index}: "),
+                    &ids,
+                ));
+            }
             match block {
                 ContentBlock::Text { text } => texts.push(text),
-                ContentBlock::Thinking { thinking } => thoughts.push(thinking),
+                ContentBlock::Thinking { thinking, .. } => thoughts.push(thinking),
                 ContentBlock::ToolUse { id, name, input } => {
+                    if calls.iter().any(|call| call.id == id) {
+                        return Err(ApiError::invalid_request(format!(
+                            "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
+                        )));
+                    }
                     let arguments = to_spaced_json(&input);
                     calls.push(ToolCall {
                         id,
@@ -287,21 +449,25 @@ impl MessageConverter<'_> {
                         arguments,
                     });
                 }
-                ContentBlock::Image { source } => {
-                    let path = format!("messages.{index}.content[{block_index}]");
-                    image_source(&source, &path)?;
-                    return Err(ApiError::invalid_request(
-                        "Image in assistant message is unsupported",
-                    ));
-                }
-                ContentBlock::Document { source } => texts.push(document_note(source.as_ref())),
-                ContentBlock::ServerToolUse {} | ContentBlock::WebSearchToolResult {} => {
+                ContentBlock::Image { source } => match self.version {
+                    ModelVersion::DeepseekV4Pro => texts.push(UNSUPPORTED_IMAGE_TEXT.to_owned()),
+                    ModelVersion::DeepseekV41Flash => {
+                        let path = format!("messages.{index}.content[{block_index}]");
+                        image_source(&source, &path)?;
+                        return Err(ApiError::invalid_request(
+                            "Image in assistant message is unsupported",
+                        ));
+                    }
+                },
+                ContentBlock::Document { source } => texts.push(document_note(&source)),
+                ContentBlock::ServerToolUse { .. } | ContentBlock::WebSearchToolResult { .. } => {
                     self.server_block()?
                 }
-                ContentBlock::ToolResult { .. } | ContentBlock::ToolAddition {} => {}
+                other => misplaced_block(index, &other)?,
             }
         }
-        let mut message = text_message(Role::Assistant, texts.join(BLOCK_SEPARATOR));
+        let ids = calls.iter().map(|call| call.id.clone()).collect();
+        let mut message = text_message(Role::Assistant, join_after_text(&texts));
         let missing_reasoning = thoughts.is_empty();
         message.reasoning_content = (!missing_reasoning).then(|| thoughts.join(BLOCK_SEPARATOR));
         message.tool_calls = (!calls.is_empty()).then_some(calls);
@@ -309,7 +475,7 @@ impl MessageConverter<'_> {
             message,
             missing_reasoning,
         });
-        Ok(())
+        Ok(ids)
     }
 
     /// A `server_tool_use` / `web_search_tool_result` block in history.
@@ -328,6 +494,7 @@ impl MessageConverter<'_> {
         index: usize,
         block_index: usize,
         content: Option<ToolResultContent>,
+        loaded: &mut Vec<Tool>,
     ) -> Result<Message, ApiError> {
         let mut builder = super::content::ContentBuilder::default();
         match content {
@@ -337,32 +504,40 @@ impl MessageConverter<'_> {
                 for (part_index, block) in blocks.into_iter().enumerate() {
                     match block {
                         ToolResultBlock::Text { text } => builder.push_text(&text),
+                        ToolResultBlock::Document { source } => {
+                            builder.push_text(&document_note(&source))
+                        }
                         ToolResultBlock::ToolReference { tool_name } => {
-                            if !self.tool_names.contains(&tool_name) {
+                            let Some(tool) = self
+                                .tool_definitions
+                                .iter()
+                                .find(|tool| tool.name == tool_name)
+                            else {
                                 return Err(ApiError::invalid_request(format!(
                                     "messages.{index}.content.{block_index}: tool reference '{tool_name}' not found in available tools"
                                 )));
-                            }
+                            };
+                            loaded.push(tool.clone());
                             builder.push_text(&tool_name);
                         }
-                        ToolResultBlock::Image { source } => {
-                            match self.version {
-                                ModelVersion::DeepseekV4Pro => {
-                                    builder.push_text(UNSUPPORTED_IMAGE_TEXT)
-                                }
-                                ModelVersion::DeepseekV41Flash => {
-                                    let error_path = format!("messages.{index}.content.{block_index}.content[{part_index}]");
-                                    let source = image_source(&source, &error_path)?;
-                                    let source = ImageSource {
-                                        path: format!(
-                                            "messages.{index}.content.{block_index}.tool_result"
-                                        ),
-                                        ..source
-                                    };
-                                    builder.push_image(source, self.image_token);
-                                }
+                        ToolResultBlock::Image { source } => match self.version {
+                            ModelVersion::DeepseekV4Pro => {
+                                builder.push_text(UNSUPPORTED_IMAGE_TEXT)
                             }
-                        }
+                            ModelVersion::DeepseekV41Flash => {
+                                let error_path = format!(
+                                        "messages.{index}.content.{block_index}.tool_result.content[{part_index}]"
+                                    );
+                                let source = image_source(&source, &error_path)?;
+                                let source = ImageSource {
+                                    path: format!(
+                                        "messages.{index}.content.{block_index}.tool_result"
+                                    ),
+                                    ..source
+                                };
+                                builder.push_image(source, self.image_token);
+                            }
+                        },
                     }
                 }
             }
@@ -374,7 +549,7 @@ impl MessageConverter<'_> {
     fn image_message(
         &self,
         role: Role,
-        source: ImageSourceParam,
+        source: MessagesImageSource,
         path: String,
         error_path: &str,
     ) -> Result<Message, ApiError> {
@@ -398,27 +573,31 @@ impl MessageConverter<'_> {
     }
 }
 
+/// Texts joined by blank lines, a separator only once some text is there (leading empty texts
+/// add nothing; later ones add a separator).
+fn join_after_text(texts: &[String]) -> String {
+    let mut joined = String::new();
+    for text in texts {
+        if !joined.is_empty() {
+            joined.push_str(BLOCK_SEPARATOR);
+        }
+        joined.push_str(text);
+    }
+    joined
+}
+
 /// The note shown for a document block.
-fn document_note(source: Option<&serde_json::Value>) -> String {
-    let kind = source
-        .and_then(|source| source.get("type"))
-        .and_then(|kind| kind.as_str());
-    let media_type = match kind {
-        Some("text" | "base64") => source
-            .and_then(|source| source.get("media_type"))
-            .and_then(|media| media.as_str())
-            .unwrap_or("unknown"),
-        _ => "unknown",
-    };
+fn document_note(source: &MessagesDocumentSource) -> String {
+    let media_type = source.media_type.as_deref().unwrap_or("unknown");
     format!("[Unsupported document type: {media_type}]")
 }
 
 /// Checks an image block's source and returns it as a conversation source (`path` is where
 /// errors point; callers may set another `path` on the result).
-fn image_source(source: &ImageSourceParam, path: &str) -> Result<ImageSource, ApiError> {
+fn image_source(source: &MessagesImageSource, path: &str) -> Result<ImageSource, ApiError> {
     let error = |detail: String| ApiError::invalid_request(format!("{path}: {detail}"));
     let (kind, location) = match source {
-        ImageSourceParam::Base64 { media_type, data } => {
+        MessagesImageSource::Base64 { media_type, data } => {
             if !is_padded_base64(data) {
                 return Err(error("base64 decode error".to_owned()));
             }
@@ -428,7 +607,7 @@ fn image_source(source: &ImageSourceParam, path: &str) -> Result<ImageSource, Ap
                 format!("data:{};base64,{data}", media_type.mime()),
             )
         }
-        ImageSourceParam::Url { url } => {
+        MessagesImageSource::Url { url } => {
             let is_http = url
                 .get(..4)
                 .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http"));
@@ -443,7 +622,7 @@ fn image_source(source: &ImageSourceParam, path: &str) -> Result<ImageSource, Ap
             }
             (ImageSourceKind::Url, url.clone())
         }
-        ImageSourceParam::File {} => {
+        MessagesImageSource::File { .. } => {
             return Err(error(
                 "file_id is not supported. Pass the image as a base64 data url instead.".to_owned(),
             ));
@@ -485,67 +664,39 @@ fn is_padded_base64(data: &str) -> bool {
     }
 }
 
-/// Every `tool_use` must be answered by `tool_result` blocks at the start of the next message,
-/// and every `tool_result` must answer a `tool_use` of the previous message.
-fn check_tool_pairing(messages: &[MessagesMessage]) -> Result<(), ApiError> {
-    let mut pending: Vec<&str> = Vec::new();
-    for (index, message) in messages.iter().enumerate() {
-        let blocks: &[ContentBlock] = match message {
-            MessagesMessage::User {
-                content: MessagesContent::Blocks(blocks),
-            }
-            | MessagesMessage::Assistant {
-                content: MessagesContent::Blocks(blocks),
-            }
-            | MessagesMessage::System {
-                content: MessagesContent::Blocks(blocks),
-            } => blocks,
-            _ => &[],
-        };
-        let leading_results: Vec<&str> = blocks
-            .iter()
-            .map_while(|block| match block {
-                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
-                _ => None,
-            })
-            .collect();
-        for (block_index, block) in blocks.iter().enumerate() {
-            if let ContentBlock::ToolResult { tool_use_id, .. } = block {
-                if !pending.contains(&tool_use_id.as_str()) {
-                    return Err(ApiError::invalid_request(format!(
-                        "unexpected `messages.{index}.content.{block_index}: tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
-                    )));
-                }
-            }
+/// The error for `tool_use` ids left without results (`at` is the position prefix).
+fn unanswered(at: &str, ids: &[String]) -> ApiError {
+    let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    ids.sort_unstable();
+    ApiError::invalid_request(format!(
+        "{at}`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+        ids.join(", ")
+    ))
+}
+
+/// The error for a block in a role that may not hold it (`Ok` for blocks every role holds).
+fn misplaced_block(index: usize, block: &ContentBlock) -> Result<(), ApiError> {
+    let message = match block {
+        ContentBlock::Thinking { .. } => {
+            format!("messages.{index}.content: thinking blocks may only be in `assistant` messages")
         }
-        let unanswered: Vec<&str> = pending
-            .iter()
-            .copied()
-            .filter(|id| !leading_results.contains(id))
-            .collect();
-        if !unanswered.is_empty() {
-            return Err(ApiError::invalid_request(format!(
-                "messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-                unanswered.join(", ")
-            )));
+        ContentBlock::ToolAddition { .. } => {
+            format!("messages.{index}: `tool_addition` blocks can only be in `system` messages")
         }
-        pending.clear();
-        let mut seen: Vec<&str> = Vec::new();
-        for (block_index, block) in blocks.iter().enumerate() {
-            if let ContentBlock::ToolUse { id, .. } = block {
-                if seen.contains(&id.as_str()) {
-                    return Err(ApiError::invalid_request(format!(
-                        "messages.{index}.content.{block_index}: `tool_use` ids must be unique"
-                    )));
-                }
-                seen.push(id);
-            }
+        ContentBlock::ToolUse { .. } | ContentBlock::ServerToolUse { .. } => {
+            format!("messages.{index}: `tool_use` blocks can only be in `assistant` messages")
         }
-        if matches!(message, MessagesMessage::Assistant { .. }) {
-            pending = seen;
+        ContentBlock::WebSearchToolResult { .. } => format!(
+            "messages.{index}: `web_search_tool_result` blocks can only be in `assistant` messages"
+        ),
+        ContentBlock::ToolResult { .. } => {
+            format!("messages.{index}: `tool_result` blocks can only be in `user` messages")
         }
-    }
-    Ok(())
+        ContentBlock::Text { .. } | ContentBlock::Image { .. } | ContentBlock::Document { .. } => {
+            return Ok(())
+        }
+    };
+    Err(ApiError::invalid_request(message))
 }
 
 #[cfg(test)]
@@ -567,14 +718,14 @@ mod tests {
     #[test]
     fn tool_results_must_follow_their_uses() {
         let request = MessagesRequest::from_json(
-            r#"{"model": "m", "messages": [
+            r#"{"model": "DeepSeek-V4-Pro", "max_tokens": 10, "messages": [
                 {"role": "user", "content": "q"},
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
                 {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t1"}]}
             ]}"#,
         )
         .unwrap();
-        let err = check_tool_pairing(&request.messages).unwrap_err();
+        let err = request.convert(&ConversionOptions::default()).unwrap_err();
         assert!(err
             .error
             .message

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use std::cell::RefCell;
+
 use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
@@ -15,15 +17,15 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    build_tools, check_strict_mix, check_tool_name, resolve_tool_choice, FunctionDecl,
-    ToolChoiceParam,
+    check_strict_mix, check_tool_name, declared_tools, drop_loaded_tools, resolve_tool_choice,
+    FunctionDecl, ToolChoiceParam,
 };
-use crate::conversation::{Message, Role, Tool, ToolCall};
+use crate::conversation::{Message, Role, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::responses::{
-    CallOutput, ContentPart, FunctionTool, InputItem, ItemContent, ItemRole, MessageItem,
-    NamespaceMember, ResponsesInput, ResponsesRequest, ResponsesTool, ResponsesToolChoice,
-    TextFormat,
+    CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
+    ResponsesFunctionTool, ResponsesInput, ResponsesInputMessage, ResponsesRequest,
+    ResponsesTextFormat, ResponsesTool, ResponsesToolChoice, ToolSearchExecution,
 };
 use crate::stream::responses::{report_tools, ReasoningSettings, ResponsesEcho};
 
@@ -45,6 +47,13 @@ const TOOL_SEARCH_NAME: &str = "tool_search";
 
 /// Flattened function name → `(namespace, local name)` for namespaced tools, sorted by name.
 pub type NamespaceToolMap = BTreeMap<String, (String, String)>;
+
+/// Flattened namespace function names with their `(namespace, name)`, in declaration order.
+type NamespaceFunctions = Vec<(String, (String, String))>;
+
+/// What the input items become: the messages, whether each assistant turn lacks reasoning,
+/// and the declarations of the tools that tool searches loaded.
+type ConvertedItems = (Vec<Message>, Vec<bool>, Vec<FunctionDecl>);
 
 /// The separator between namespace and function name in flattened names.
 fn namespace_separator(version: ModelVersion) -> &'static str {
@@ -73,21 +82,30 @@ impl ResponsesRequest {
         &self,
         options: &ConversionOptions,
     ) -> Result<NamespaceToolMap, ApiError> {
+        Ok(self.namespace_functions(options)?.into_iter().collect())
+    }
+
+    /// The flattened names of the declared namespace functions with their `(namespace, name)`,
+    /// in declaration order.
+    fn namespace_functions(
+        &self,
+        options: &ConversionOptions,
+    ) -> Result<NamespaceFunctions, ApiError> {
         let separator = namespace_separator(options.model_version(&self.model)?);
-        let mut map = NamespaceToolMap::new();
-        for tool in self.tools.iter().flatten() {
+        let tools = self.tools.as_deref().unwrap_or_default();
+        let mut names = flattened_names(tools, separator, &mut Vec::new()).into_iter();
+        let mut functions = Vec::new();
+        for tool in tools {
             if let ResponsesTool::Namespace(namespace) = tool {
                 for member in &namespace.tools {
                     if let NamespaceMember::Function(function) = member {
-                        map.insert(
-                            format!("{}{separator}{}", namespace.name, function.name),
-                            (namespace.name.clone(), function.name.clone()),
-                        );
+                        let name = names.next().unwrap_or_default();
+                        functions.push((name, (namespace.name.clone(), function.name.clone())));
                     }
                 }
             }
         }
-        Ok(map)
+        Ok(functions)
     }
 
     /// What the response side needs: the echo, the reported `reasoning`, `text`, `tool_choice`
@@ -137,10 +155,21 @@ impl ResponsesRequest {
 
     /// Converts the request with `options` (the official 400 body on invalid requests).
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
+        // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
         let response_context = self.response_context(options)?;
+        let namespace_names = self.namespace_functions(options)?;
+        let mut taken_names = Vec::new();
+        let declarations = tool_declarations(
+            self.tools.unwrap_or_default(),
+            model_version,
+            options.responses_web_search,
+            "",
+            &mut taken_names,
+        )?;
         let items = match self.input {
-            None if self.instructions.is_none() => {
+            // Empty instructions count as none.
+            None if self.instructions.as_deref().is_none_or(str::is_empty) => {
                 return Err(ApiError::invalid_request(
                     "Either input or instructions must be provided",
                 ));
@@ -152,7 +181,7 @@ impl ResponsesRequest {
                 ));
             }
             Some(ResponsesInput::Items(items)) => items,
-            Some(ResponsesInput::Text(text)) => vec![InputItem::Message(MessageItem {
+            Some(ResponsesInput::Text(text)) => vec![InputItem::Message(ResponsesInputMessage {
                 role: ItemRole::User,
                 content: ItemContent::Text(text),
             })],
@@ -163,22 +192,30 @@ impl ResponsesRequest {
             options.default_thinking_mode,
         );
 
+        taken_names.extend(
+            declarations
+                .iter()
+                .map(|declaration| declaration.name.clone()),
+        );
         let converter = ItemConverter {
             version: model_version,
             image_token: options.image_token(),
             separator: namespace_separator(model_version),
+            web_search: options.responses_web_search,
+            taken_names: RefCell::new(taken_names),
+            namespace_names,
         };
-        let (mut messages, missing_reasoning) =
+        let (mut messages, missing_reasoning, loaded_declarations) =
             converter.convert_items(self.instructions, items)?;
-        let loaded_tools: Vec<Tool> = messages
-            .iter()
-            .flat_map(|message| message.tools.iter().cloned())
-            .collect();
-        let declarations =
-            tool_declarations(self.tools.unwrap_or_default(), model_version, options)?;
-        let mut declared = build_tools(declarations, false)?;
-        declared.extend(loaded_tools);
-        let tools_declared = !declared.is_empty();
+        let loads_tools = !loaded_declarations.is_empty();
+        check_reasoning_pass_back(
+            &messages,
+            &missing_reasoning,
+            !declarations.is_empty() || loads_tools,
+            options.reasoning_content_behavior,
+            thinking_mode,
+            REASONING_PASS_BACK_ERROR,
+        )?;
         let choice = match self.tool_choice {
             None => None,
             Some(ResponsesToolChoice::None) => Some(ToolChoiceParam::None),
@@ -194,42 +231,63 @@ impl ResponsesRequest {
                 }
             },
         };
+        let choice_is_none = choice == Some(ToolChoiceParam::None);
+        // Tools loaded by tool searches are checked with the declared ones.
+        let mut declarations = declarations;
+        let loaded_count = loaded_declarations.len();
+        declarations.extend(loaded_declarations);
+        let declared = declared_tools(declarations, false, choice_is_none)?;
+        // The loading messages show the checked tools (strict ones normalised).
+        let mut checked = declared[declared.len() - loaded_count..].iter();
+        for message in &mut messages {
+            for tool in &mut message.tools {
+                if let Some(checked) = checked.next() {
+                    *tool = checked.clone();
+                }
+            }
+        }
+        let narrowed = matches!(
+            choice,
+            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
+        );
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
+        let mut missing_reasoning = missing_reasoning;
+        if narrowed {
+            drop_loaded_tools(&mut messages, &mut missing_reasoning);
+        }
 
-        let format = self.text.and_then(|text| text.format);
-        if matches!(format, Some(TextFormat::JsonObject))
+        let format = self.text.map(|text| text.format);
+        let wants_json_object = matches!(format, Some(ResponsesTextFormat::JsonObject));
+        let format = match format {
+            None | Some(ResponsesTextFormat::Text) => FormatChoice::Text,
+            Some(ResponsesTextFormat::JsonObject) => FormatChoice::JsonObject,
+            Some(ResponsesTextFormat::JsonSchema { schema, strict, .. }) => {
+                json_schema_format(schema, strict == Some(true))?
+            }
+        };
+        if wants_json_object
             && !mentions_json(messages.iter().map(|message| message.content.as_str()))
         {
             return Err(ApiError::invalid_request(
                 "Response input messages must contain the word 'json' in some form to use 'text.format' of type 'json_object'.",
             ));
         }
-
+        check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
+        if !matches!(format, FormatChoice::Text)
+            && tools.tools.iter().any(|tool| tool.strict == Some(true))
+        {
+            return Err(ApiError::invalid_request(
+                "response_format should not be used with tools",
+            ));
+        }
         check_temperature(self.temperature)?;
         check_top_p(self.top_p)?;
+        check_top_logprobs(self.top_logprobs)?;
         let max_tokens = check_max_tokens(
             self.max_output_tokens,
             options.max_tokens_upper_bound(thinking_mode),
         )?;
-        check_top_logprobs(self.top_logprobs)?;
 
-        let format = match format {
-            None | Some(TextFormat::Text) => FormatChoice::Text,
-            Some(TextFormat::JsonObject) => FormatChoice::JsonObject,
-            Some(TextFormat::JsonSchema { schema, strict, .. }) => {
-                json_schema_format(schema, strict == Some(true))?
-            }
-        };
-
-        check_reasoning_pass_back(
-            &messages,
-            &missing_reasoning,
-            tools_declared,
-            options.reasoning_content_behavior,
-            thinking_mode,
-            REASONING_PASS_BACK_ERROR,
-        )?;
-        check_strict_mix(tools.tools.iter().map(|tool| tool.strict))?;
         settle_reasoning(&mut messages, thinking_mode);
 
         Ok(Draft {
@@ -254,12 +312,13 @@ impl ResponsesRequest {
     }
 }
 
-/// A function tool as a declaration (`defer_loading` is kept for V4.1 only).
+/// A function tool as a declaration (a declared tool's `defer_loading` has no effect: the
+/// reference lists and constrains to it like any other).
 fn function_declaration(
-    function: FunctionTool,
+    function: ResponsesFunctionTool,
     name: String,
     name_path: Option<String>,
-    version: ModelVersion,
+    _version: ModelVersion,
 ) -> FunctionDecl {
     FunctionDecl {
         name,
@@ -267,9 +326,84 @@ fn function_declaration(
         description: function.description,
         parameters: function.parameters,
         strict: function.strict,
-        defer_loading: function.defer_loading == Some(true)
-            && version == ModelVersion::DeepseekV41Flash,
+        defer_loading: false,
     }
+}
+
+/// A function of a namespace: named `<namespace><separator><name>`; V4.1 puts the namespace
+/// description (when given) on a line before the function's.
+fn namespace_member_declaration(
+    namespace: &str,
+    namespace_description: Option<&str>,
+    mut function: ResponsesFunctionTool,
+    version: ModelVersion,
+) -> FunctionDecl {
+    let name = format!(
+        "{namespace}{}{}",
+        namespace_separator(version),
+        function.name
+    );
+    if let (ModelVersion::DeepseekV41Flash, Some(prefix)) = (
+        version,
+        namespace_description.filter(|description| !description.is_empty()),
+    ) {
+        function.description = Some(format!(
+            "{prefix}\n{}",
+            function.description.as_deref().unwrap_or_default()
+        ));
+    }
+    function_declaration(function, name, None, version)
+}
+
+/// What a tool search output lists (the tool message's content).
+fn searched_tools_listing(index: usize, tools: Vec<ResponsesTool>) -> Result<Vec<Value>, ApiError> {
+    let mut listing = Vec::new();
+    let function_entry = |function: &ResponsesFunctionTool| {
+        json!({
+            "type": "function",
+            "name": function.name,
+            "description": function.description,
+            "parameters": function.parameters,
+            "strict": function.strict,
+        })
+    };
+    for tool in tools {
+        match tool {
+            ResponsesTool::Function(function) => listing.push(function_entry(&function)),
+            ResponsesTool::Custom(custom) => {
+                listing.push(json!({"type": "custom", "name": custom.name}));
+            }
+            ResponsesTool::Namespace(namespace) => {
+                for member in namespace.tools {
+                    if let NamespaceMember::Function(function) = member {
+                        let mut entry = function_entry(&function);
+                        entry["namespace"] = json!({
+                            "name": namespace.name,
+                            "description": namespace.description.as_deref().unwrap_or_default(),
+                        });
+                        listing.push(entry);
+                    }
+                }
+            }
+            ResponsesTool::ToolSearch(tool_search) => listing.push(json!({
+                "type": "tool_search",
+                "execution": tool_search.execution,
+                "description": tool_search.description,
+                "parameters": tool_search.parameters,
+            })),
+            ResponsesTool::WebSearch(web_search) => listing.push(json!({
+                "type": web_search.kind,
+                "search_context_size": web_search.search_context_size,
+                "user_location": web_search.user_location,
+            })),
+            ResponsesTool::Other => {
+                return Err(ApiError::invalid_request(format!(
+                    "input[{index}]: the enum variant ResponsesTool::Unsupported cannot be serialized"
+                )));
+            }
+        }
+    }
+    Ok(listing)
 }
 
 /// The `apply_patch` custom tool as a function with one string parameter.
@@ -300,19 +434,56 @@ fn apply_patch_declaration(version: ModelVersion) -> FunctionDecl {
 
 /// Flattens the declared tools into function declarations: custom `apply_patch` becomes a
 /// function, namespaces are flattened, web search is dropped or rejected, other types dropped.
+/// The flattened names of the namespace functions, in order: `<namespace><separator><name>`,
+/// with `_1`, `_2`, … appended while the name is taken by a function declared outside a
+/// namespace or by an earlier flattened function.
+fn flattened_names(
+    tools: &[ResponsesTool],
+    separator: &str,
+    taken: &mut Vec<String>,
+) -> Vec<String> {
+    taken.extend(tools.iter().filter_map(|tool| match tool {
+        ResponsesTool::Function(function) => Some(function.name.clone()),
+        _ => None,
+    }));
+    let mut names = Vec::new();
+    for tool in tools {
+        if let ResponsesTool::Namespace(namespace) = tool {
+            for member in &namespace.tools {
+                if let NamespaceMember::Function(function) = member {
+                    let base = format!("{}{separator}{}", namespace.name, function.name);
+                    let mut name = base.clone();
+                    let mut suffix = 0;
+                    while taken.contains(&name) {
+                        suffix += 1;
+                        name = format!("{base}_{suffix}");
+                    }
+                    taken.push(name.clone());
+                    names.push(name);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// `prefix` goes before `tools[…]` in error paths (`input[3].` for a tool search output);
+/// flattened names avoid the names in `taken`, which gains every name given here.
 fn tool_declarations(
     tools: Vec<ResponsesTool>,
     version: ModelVersion,
-    options: &ConversionOptions,
+    web_search: WebSearchBehavior,
+    prefix: &str,
+    taken: &mut Vec<String>,
 ) -> Result<Vec<FunctionDecl>, ApiError> {
-    let separator = namespace_separator(version);
+    let mut flattened = flattened_names(&tools, namespace_separator(version), taken).into_iter();
     let mut declarations = Vec::new();
     for (index, tool) in tools.into_iter().enumerate() {
         match tool {
             ResponsesTool::Function(function) => {
                 let name = function.name.clone();
-                let path = Some(format!("tools[{index}].name"));
-                declarations.push(function_declaration(function, name, path, version));
+                check_tool_name(&name, &format!("{prefix}tools[{index}].name"))?;
+                declarations.push(function_declaration(function, name, None, version));
             }
             ResponsesTool::Custom(custom) if custom.name == APPLY_PATCH => {
                 declarations.push(apply_patch_declaration(version));
@@ -324,7 +495,7 @@ fn tool_declarations(
                 )));
             }
             ResponsesTool::Namespace(namespace) => {
-                check_tool_name(&namespace.name, &format!("tools[{index}].name"))?;
+                check_tool_name(&namespace.name, &format!("{prefix}tools[{index}].name"))?;
                 let mut local_names: Vec<String> = Vec::new();
                 for (member_index, member) in namespace.tools.into_iter().enumerate() {
                     match member {
@@ -336,15 +507,23 @@ fn tool_declarations(
                             }
                             check_tool_name(
                                 &function.name,
-                                &format!("tools[{index}].tools[{member_index}].name"),
+                                &format!("{prefix}tools[{index}].tools[{member_index}].name"),
                             )?;
                             local_names.push(function.name.clone());
-                            let name = format!("{}{separator}{}", namespace.name, function.name);
-                            declarations.push(function_declaration(function, name, None, version));
+                            let mut declaration = namespace_member_declaration(
+                                &namespace.name,
+                                namespace.description.as_deref(),
+                                function,
+                                version,
+                            );
+                            if let Some(name) = flattened.next() {
+                                declaration.name = name;
+                            }
+                            declarations.push(declaration);
                         }
                         NamespaceMember::Custom(custom) => {
                             return Err(ApiError::invalid_request(format!(
-                                "Currently custom tools are not allowed inside a namespace. Found custom tool '{}' in tools[{index}].tools[{member_index}].",
+                                "Currently custom tools are not allowed inside a namespace. Found custom tool '{}' in {prefix}tools[{index}].tools[{member_index}].",
                                 custom.name
                             )));
                         }
@@ -352,12 +531,30 @@ fn tool_declarations(
                     }
                 }
             }
-            ResponsesTool::WebSearch => {
-                if options.responses_web_search == WebSearchBehavior::Reject {
+            ResponsesTool::WebSearch(_) => {
+                if web_search == WebSearchBehavior::Reject {
                     return Err(ApiError::invalid_request("Server tools are not supported"));
                 }
             }
-            ResponsesTool::Other => {}
+            // V4.1: a client-side tool search is a function the model calls.
+            ResponsesTool::ToolSearch(tool_search)
+                if version == ModelVersion::DeepseekV41Flash
+                    && tool_search.execution == Some(ToolSearchExecution::Client) =>
+            {
+                let function = ResponsesFunctionTool {
+                    name: TOOL_SEARCH_NAME.to_owned(),
+                    description: tool_search.description,
+                    parameters: tool_search.parameters,
+                    strict: None,
+                };
+                declarations.push(function_declaration(
+                    function,
+                    TOOL_SEARCH_NAME.to_owned(),
+                    None,
+                    version,
+                ));
+            }
+            ResponsesTool::ToolSearch(_) | ResponsesTool::Other => {}
         }
     }
     Ok(declarations)
@@ -368,6 +565,11 @@ struct ItemConverter<'a> {
     version: ModelVersion,
     image_token: &'a str,
     separator: &'static str,
+    web_search: WebSearchBehavior,
+    /// Tool names given so far (flattened names of loaded namespaces avoid them).
+    taken_names: RefCell<Vec<String>>,
+    /// The flattened names of the declared namespace functions, in declaration order.
+    namespace_names: NamespaceFunctions,
 }
 
 /// A run of consecutive calls and the outputs answering them.
@@ -391,10 +593,62 @@ struct Transcript {
     after_assistant: bool,
     /// The open call group, if any.
     group: Option<CallGroup>,
+    /// Every call id so far (call ids are unique in a request).
+    call_ids: Vec<String>,
+    /// Every call id answered so far (one output per call).
+    answered_ids: Vec<String>,
 }
 
 impl Transcript {
+    /// Adds the texts of a reasoning item to the reasoning waiting for an assistant turn.
+    fn add_reasoning(&mut self, text: String) {
+        self.reasoning = Some(match self.reasoning.take() {
+            Some(earlier) if earlier.is_empty() => text,
+            Some(earlier) if text.is_empty() => earlier,
+            Some(earlier) => format!("{earlier}\n{text}"),
+            None => text,
+        });
+    }
+
+    /// Whether the last message is an assistant turn without text or calls (later reasoning
+    /// and text join it).
+    fn last_is_bare_assistant(&self) -> bool {
+        self.after_assistant
+            && self.messages.last().is_some_and(|last| {
+                last.role == Role::Assistant && last.content.is_empty() && last.tool_calls.is_none()
+            })
+    }
+
+    /// Reasoning waiting for a turn joins a bare assistant turn just before it.
+    fn join_reasoning_to_last(&mut self) {
+        if let Some(reasoning) = self.reasoning.take() {
+            if let Some(last) = self.messages.last_mut() {
+                last.reasoning_content = Some(match last.reasoning_content.take() {
+                    Some(earlier) if !earlier.is_empty() => format!("{earlier}\n{reasoning}"),
+                    _ => reasoning,
+                });
+            }
+            if let Some(missing) = self.missing_reasoning.last_mut() {
+                *missing = false;
+            }
+        }
+    }
+
+    /// Reasoning that no assistant message follows becomes an assistant turn of its own.
+    fn flush_reasoning(&mut self) -> Result<(), ApiError> {
+        if self.reasoning.is_some() && self.last_is_bare_assistant() {
+            self.join_reasoning_to_last();
+            return Ok(());
+        }
+        if self.reasoning.is_some() {
+            self.after_assistant = false;
+            self.push_assistant(text_message(Role::Assistant, String::new()))?;
+        }
+        Ok(())
+    }
+
     fn push(&mut self, message: Message) -> Result<(), ApiError> {
+        self.flush_reasoning()?;
         self.close_group()?;
         self.after_assistant = false;
         self.missing_reasoning.push(false);
@@ -403,6 +657,18 @@ impl Transcript {
     }
 
     fn push_assistant(&mut self, mut message: Message) -> Result<(), ApiError> {
+        if self.after_assistant && (self.reasoning.is_none() || self.last_is_bare_assistant()) {
+            // Assistant messages in a row (no reasoning item between them, unless the first
+            // is bare) are one turn. Empty texts add nothing to the joined content.
+            self.join_reasoning_to_last();
+            if let Some(last) = self.messages.last_mut() {
+                if !last.content.is_empty() && !message.content.is_empty() {
+                    last.content.push_str("\n\n");
+                }
+                last.content.push_str(&message.content);
+                return Ok(());
+            }
+        }
         self.close_group()?;
         let reasoning = self.reasoning.take();
         self.missing_reasoning.push(reasoning.is_none());
@@ -415,11 +681,30 @@ impl Transcript {
     /// Adds a call: to the open group while no output arrived, else to a new group carried by
     /// the assistant message just before it or by a new one.
     fn push_call(&mut self, call: ToolCall) -> Result<(), ApiError> {
-        if let Some(group) = self.group.as_mut().filter(|group| group.outputs.is_empty()) {
+        if self.call_ids.contains(&call.id) {
+            return Err(ApiError::invalid_request(format!(
+                "Duplicate 'call_id': {}.",
+                call.id
+            )));
+        }
+        self.call_ids.push(call.id.clone());
+        // A call joins the open run while some call of it still waits for its output.
+        let waiting = |group: &CallGroup| {
+            group
+                .calls
+                .iter()
+                .any(|call| !group.outputs.iter().any(|(id, _)| *id == call.id))
+        };
+        if let Some(group) = self.group.as_mut().filter(|group| waiting(group)) {
             group.calls.push(call);
             return Ok(());
         }
-        if !self.after_assistant {
+        if self.reasoning.is_some() && self.last_is_bare_assistant() {
+            // Reasoning after a bare assistant turn joins it, and so does the call.
+            self.join_reasoning_to_last();
+            self.close_group()?;
+        } else if !self.after_assistant || self.reasoning.is_some() {
+            self.after_assistant = false;
             self.push_assistant(text_message(Role::Assistant, String::new()))?;
         } else {
             self.close_group()?;
@@ -435,6 +720,11 @@ impl Transcript {
 
     /// Records the output of a call of the open group.
     fn push_output(&mut self, call_id: &str, messages: Vec<Message>) -> Result<(), ApiError> {
+        if self.answered_ids.iter().any(|id| id == call_id) {
+            return Err(ApiError::invalid_request(format!(
+                "Duplicate tool output for call_id: {call_id}."
+            )));
+        }
         let group = self
             .group
             .as_mut()
@@ -450,6 +740,7 @@ impl Transcript {
             )));
         }
         group.outputs.push((call_id.to_owned(), messages));
+        self.answered_ids.push(call_id.to_owned());
         Ok(())
     }
 
@@ -459,6 +750,19 @@ impl Transcript {
         let Some(mut group) = self.group.take() else {
             return Ok(());
         };
+        // The reference reports an arbitrary call without output (its choice varies from run
+        // to run); the first one in request order is reported here. Calls are written in id
+        // order.
+        if let Some(call) = group
+            .calls
+            .iter()
+            .find(|call| !group.outputs.iter().any(|(id, _)| *id == call.id))
+        {
+            return Err(ApiError::invalid_request(format!(
+                "No tool output found for tool call {}.",
+                call.id
+            )));
+        }
         group.calls.sort_by(|left, right| left.id.cmp(&right.id));
         let mut results = Vec::new();
         for call in &group.calls {
@@ -489,8 +793,9 @@ impl ItemConverter<'_> {
         &self,
         instructions: Option<String>,
         items: Vec<InputItem>,
-    ) -> Result<(Vec<Message>, Vec<bool>), ApiError> {
+    ) -> Result<ConvertedItems, ApiError> {
         let mut transcript = Transcript::default();
+        let mut loaded_declarations = Vec::new();
         if let Some(instructions) = instructions.filter(|text| !text.is_empty()) {
             transcript.push(text_message(Role::System, instructions))?;
         }
@@ -499,21 +804,26 @@ impl ItemConverter<'_> {
                 InputItem::Message(message) => {
                     self.push_message(index, message.role, message.content, &mut transcript)?;
                 }
+                InputItem::WebSearchCall => transcript.close_group()?,
                 InputItem::Reasoning(reasoning) => {
+                    // A reasoning item ends an open run of calls.
+                    transcript.close_group()?;
                     let texts: Vec<String> = reasoning
                         .content
                         .unwrap_or_default()
                         .into_iter()
                         .map(|part| part.text)
                         .collect();
-                    if !texts.is_empty() {
-                        transcript.reasoning = Some(texts.join("\n"));
+                    // A reasoning item without text counts as no reasoning at all.
+                    let text = texts.join("\n");
+                    if !text.is_empty() {
+                        transcript.add_reasoning(text);
                     }
                 }
                 InputItem::FunctionCall(call) => {
                     check_call_id(&call.call_id, index)?;
                     let name = match call.namespace {
-                        Some(namespace) => format!("{namespace}{}{}", self.separator, call.name),
+                        Some(namespace) => self.namespaced_call_name(&namespace, &call.name),
                         None => call.name,
                     };
                     transcript.push_call(ToolCall {
@@ -531,36 +841,72 @@ impl ItemConverter<'_> {
                         arguments,
                     })?;
                 }
-                InputItem::ToolSearchCall(call) if call.execution.as_deref() == Some("client") => {
-                    let arguments = call.arguments.unwrap_or(Value::Null).to_string();
-                    transcript.push_call(ToolCall {
-                        id: call.call_id.unwrap_or_default(),
-                        name: TOOL_SEARCH_NAME.to_owned(),
-                        arguments,
-                    })?;
+                InputItem::ToolSearchCall(call) => {
+                    // V4 drops tool search items; V4.1 shows the search as a call.
+                    if self.version == ModelVersion::DeepseekV41Flash {
+                        check_call_id(&call.call_id, index)?;
+                        transcript.push_call(ToolCall {
+                            id: call.call_id,
+                            name: TOOL_SEARCH_NAME.to_owned(),
+                            arguments: Value::Object(call.arguments).to_string(),
+                        })?;
+                    }
                 }
-                InputItem::FunctionCallOutput(output) | InputItem::CustomToolCallOutput(output) => {
-                    check_call_id(&output.call_id, index)?;
-                    let mut message = self.call_output(index, output.output)?;
-                    message.tool_call_id = Some(output.call_id.clone());
-                    transcript.push_output(&output.call_id, vec![message])?;
+                InputItem::FunctionCallOutput(output) => {
+                    let message = self.call_output(index, output.output)?;
+                    match output.call_id {
+                        // Without a call id the output is a tool message answering no call.
+                        None => transcript.push(message)?,
+                        Some(call_id) => {
+                            self.push_output(index, call_id, message, &mut transcript)?
+                        }
+                    }
                 }
-                InputItem::ToolSearchOutput(output)
-                    if output.execution.as_deref() == Some("client") =>
-                {
-                    let id = output.call_id.unwrap_or_default();
-                    let defer_loading = self.version == ModelVersion::DeepseekV41Flash;
-                    let messages =
-                        tool_search_result(&id, output.tools.unwrap_or_default(), defer_loading);
-                    transcript.push_output(&id, messages)?;
+                InputItem::CustomToolCallOutput(output) => {
+                    let content = output.output.unwrap_or(CallOutput::Text(String::new()));
+                    let message = self.call_output(index, content)?;
+                    self.push_output(index, output.call_id, message, &mut transcript)?;
                 }
-                InputItem::ToolSearchCall(_)
-                | InputItem::ToolSearchOutput(_)
-                | InputItem::Other => {}
+                InputItem::ToolSearchOutput(output) => {
+                    if self.version == ModelVersion::DeepseekV41Flash {
+                        let mut declarations = tool_declarations(
+                            output.tools.clone(),
+                            self.version,
+                            self.web_search,
+                            &format!("input[{index}]."),
+                            &mut self.taken_names.borrow_mut(),
+                        )?;
+                        for declaration in &mut declarations {
+                            declaration.defer_loading = true;
+                        }
+                        check_call_id(&output.call_id, index)?;
+                        let listing = searched_tools_listing(index, output.tools)?;
+                        let mut result =
+                            text_message(Role::Tool, Value::Array(listing).to_string());
+                        result.tool_call_id = Some(output.call_id.clone());
+                        let mut loaded = text_message(Role::System, String::new());
+                        // Checked later, with the declared tools.
+                        loaded.tools = declared_tools(declarations.clone(), false, true)?;
+                        loaded_declarations.extend(declarations);
+                        // A search that loaded no function adds no system message.
+                        let messages = if loaded.tools.is_empty() {
+                            vec![result]
+                        } else {
+                            vec![result, loaded]
+                        };
+                        transcript.push_output(&output.call_id, messages)?;
+                    }
+                }
+                InputItem::Other => {}
             }
         }
+        transcript.flush_reasoning()?;
         transcript.close_group()?;
-        Ok((transcript.messages, transcript.missing_reasoning))
+        Ok((
+            transcript.messages,
+            transcript.missing_reasoning,
+            loaded_declarations,
+        ))
     }
 
     fn push_message(
@@ -571,11 +917,14 @@ impl ItemConverter<'_> {
         transcript: &mut Transcript,
     ) -> Result<(), ApiError> {
         let path = format!("input[{index}]");
-        if role == ItemRole::Assistant {
+        // A message ends an open run of calls before its content is read.
+        transcript.close_group()?;
+        if role == ItemRole::Assistant && self.version == ModelVersion::DeepseekV41Flash {
             if let ItemContent::Parts(parts) = &content {
+                self.check_image_parts(index, "content", parts)?;
                 if parts
                     .iter()
-                    .any(|part| matches!(part, ContentPart::InputImage { .. }))
+                    .any(|part| matches!(part, ResponsesContentBlock::InputImage { .. }))
                 {
                     return Err(ApiError::invalid_request(format!(
                         "{path}: Image in assistant message is unsupported"
@@ -583,7 +932,7 @@ impl ItemConverter<'_> {
                 }
             }
         }
-        let builder = self.build_content(index, content)?;
+        let builder = self.build_content(index, "content", content)?;
         let role = match role {
             ItemRole::User => Role::User,
             ItemRole::Assistant => Role::Assistant,
@@ -600,17 +949,93 @@ impl ItemConverter<'_> {
         }
     }
 
+    /// A call output answering `call_id` (which must not be empty).
+    fn push_output(
+        &self,
+        index: usize,
+        call_id: String,
+        mut message: Message,
+        transcript: &mut Transcript,
+    ) -> Result<(), ApiError> {
+        check_call_id(&call_id, index)?;
+        message.tool_call_id = Some(call_id.clone());
+        transcript.push_output(&call_id, vec![message])
+    }
+
     fn call_output(&self, index: usize, output: CallOutput) -> Result<Message, ApiError> {
         let content = match output {
             CallOutput::Text(text) => ItemContent::Text(text),
-            CallOutput::Parts(parts) => ItemContent::Parts(parts),
+            CallOutput::Parts(parts) => {
+                ItemContent::Parts(parts.into_iter().map(ResponsesContentBlock::from).collect())
+            }
         };
-        Ok(self.build_content(index, content)?.into_message(Role::Tool))
+        Ok(self
+            .build_content(index, "output", content)?
+            .into_message(Role::Tool))
     }
 
+    /// The name of a call to a namespace function: the declared function's flattened name, or
+    /// `<namespace><separator><name>` with `_1`, `_2`, … appended while a declared tool has it.
+    fn namespaced_call_name(&self, namespace: &str, name: &str) -> String {
+        if let Some((flattened, _)) = self
+            .namespace_names
+            .iter()
+            .find(|(_, (space, member))| space == namespace && member == name)
+        {
+            return flattened.clone();
+        }
+        let base = format!("{namespace}{}{name}", self.separator);
+        let taken = self.taken_names.borrow();
+        let mut candidate = base.clone();
+        let mut suffix = 0;
+        while taken.contains(&candidate) {
+            suffix += 1;
+            candidate = format!("{base}_{suffix}");
+        }
+        candidate
+    }
+
+    /// V4.1: every image part needs exactly one of `image_url` (not empty) and `file_id`, and
+    /// file ids are not served.
+    fn check_image_parts(
+        &self,
+        index: usize,
+        field: &str,
+        parts: &[ResponsesContentBlock],
+    ) -> Result<(), ApiError> {
+        let path = format!("input[{index}]");
+        if self.version == ModelVersion::DeepseekV41Flash {
+            for (part_index, part) in parts.iter().enumerate() {
+                if let ResponsesContentBlock::InputImage {
+                    image_url, file_id, ..
+                } = part
+                {
+                    let part_path = format!("{path}.{field}[{part_index}]");
+                    let has_url = image_url.as_deref().is_some_and(|url| !url.is_empty());
+                    // An empty URL counts as absent, any file id (even empty) as present.
+                    let has_file = file_id.is_some();
+                    let problem = match (has_url, has_file) {
+                        (false, false) => Some("input_image must have image_url or file_id"),
+                        (true, true) => Some("input_image cannot have both image_url and file_id"),
+                        (false, true) => Some(
+                            "file_id is not supported. Pass the image as a base64 data url instead.",
+                        ),
+                        (true, false) => None,
+                    };
+                    if let Some(problem) = problem {
+                        return Err(ApiError::invalid_request(format!("{part_path}: {problem}")));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The content of item `index` (`field` names its parts in error paths).
     fn build_content(
         &self,
         index: usize,
+        field: &str,
         content: ItemContent,
     ) -> Result<ContentBuilder, ApiError> {
         let mut builder = ContentBuilder::default();
@@ -622,26 +1047,30 @@ impl ItemConverter<'_> {
             ItemContent::Parts(parts) => parts,
         };
         let path = format!("input[{index}]");
+        // The image parts are checked first (image_url or file_id); their URLs are read while
+        // the content is built.
+        self.check_image_parts(index, field, &parts)?;
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
-                ContentPart::InputText { text } | ContentPart::OutputText { text } => {
-                    builder.push_text(&text)
-                }
-                ContentPart::InputFile {} => builder.push_text("[Unsupported Document]"),
-                ContentPart::InputImage {
+                ResponsesContentBlock::InputText { text }
+                | ResponsesContentBlock::OutputText { text } => builder.push_text(&text),
+                ResponsesContentBlock::InputFile {} => builder.push_text("[Unsupported Document]"),
+                ResponsesContentBlock::InputImage {
                     image_url,
                     file_id,
                     detail,
                 } => {
-                    let part_path = format!("{path}.content[{part_index}]");
+                    let part_path = format!("{path}.{field}[{part_index}]");
+                    // An empty URL counts as absent, any file id (even empty) as present.
+                    let image_url = image_url.filter(|url| !url.is_empty());
                     match (&image_url, &file_id) {
+                        _ if self.version == ModelVersion::DeepseekV4Pro => {
+                            builder.push_text(UNSUPPORTED_IMAGE_TEXT)
+                        }
                         (None, None) => {
                             return Err(ApiError::invalid_request(format!(
                                 "{part_path}: input_image must have image_url or file_id"
                             )));
-                        }
-                        _ if self.version == ModelVersion::DeepseekV4Pro => {
-                            builder.push_text(UNSUPPORTED_IMAGE_TEXT)
                         }
                         (Some(_), Some(_)) => {
                             return Err(ApiError::invalid_request(format!(
@@ -672,41 +1101,6 @@ impl ItemConverter<'_> {
         }
         Ok(builder)
     }
-}
-
-/// A client tool search result: the tool message listing the tools found, then a system
-/// message that makes them available (marked deferred for V4.1).
-fn tool_search_result(
-    call_id: &str,
-    tools: Vec<FunctionTool>,
-    defer_loading: bool,
-) -> Vec<Message> {
-    let listed: Vec<Value> = tools
-        .iter()
-        .map(|tool| {
-            json!({
-                "type": "function",
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-                "strict": tool.strict,
-            })
-        })
-        .collect();
-    let mut result = text_message(Role::Tool, Value::Array(listed).to_string());
-    result.tool_call_id = Some(call_id.to_owned());
-    let mut loaded = text_message(Role::System, String::new());
-    loaded.tools = tools
-        .into_iter()
-        .map(|tool| Tool {
-            name: tool.name,
-            description: tool.description,
-            parameters: tool.parameters.unwrap_or_else(|| json!({})),
-            strict: tool.strict,
-            defer_loading,
-        })
-        .collect();
-    vec![result, loaded]
 }
 
 /// Call ids must not be empty.

@@ -1,25 +1,14 @@
 //! Strict-mode schema normalisation (tools with `strict: true`, strict `json_schema` formats).
 //!
-//! The schema is read into a small typed model (errors worded like serde's), then written back
-//! with only the supported keywords: objects get `additionalProperties: false` and `required`
-//! listing every property in order. Semantic checks run after the whole tree was read.
+//! The schema is read into the reference's typed model with serde (so parse errors have serde's
+//! wording and come in document order), then written back with only the supported keywords:
+//! objects get `additionalProperties: false` and `required` listing every property in order.
+//! Strict schemas are not checked against the meta-schema. The semantic checks run per object:
+//! no properties, then the properties themselves, then `required`, then `additionalProperties`.
 
-use serde_json::{Map, Value};
-
-/// The type names strict schemas support, in the reference's order.
-const TYPE_NAMES: [&str; 7] = [
-    "object", "string", "number", "integer", "boolean", "array", "null",
-];
-/// The string formats strict schemas support.
-const STRING_FORMATS: [&str; 5] = ["email", "hostname", "ipv4", "ipv6", "uuid"];
-/// Numeric keywords kept on `number` / `integer` nodes, in output order.
-const NUMBER_KEYWORDS: [&str; 5] = [
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-];
+use serde::de::{DeserializeOwned, Error as _, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Number, Value};
 
 /// A strict-schema failure: `Parse` messages get the caller's prefix, `Semantic` ones do not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,272 +16,307 @@ pub(crate) enum StrictSchemaError {
     /// The schema does not fit the typed model (serde-style message).
     Parse(String),
     /// The schema fits the model but breaks a strict-mode rule.
-    Semantic(&'static str),
+    Semantic(String),
 }
 
-/// Normalises `schema`; `allow_empty_root` accepts a property-less top-level object
-/// (tool parameters) and writes it as `properties: {}`, `required: []`.
+/// Normalises `schema`. Tool parameters (`tool_parameters`) may be a property-less object
+/// (written as `properties: {}`, `required: []`); the top level must be an object either way.
 pub(crate) fn normalize_strict_schema(
     schema: &Value,
-    allow_empty_root: bool,
+    tool_parameters: bool,
 ) -> Result<Value, StrictSchemaError> {
-    let node = Node::read(schema).map_err(StrictSchemaError::Parse)?;
-    node.write(allow_empty_root)
-        .map_err(StrictSchemaError::Semantic)
+    let node = JsonSchema::deserialize(schema.clone())
+        .map_err(|err| StrictSchemaError::Parse(err.to_string()))?;
+    let written = node
+        .write(tool_parameters)
+        .map_err(StrictSchemaError::Semantic)?;
+    if !matches!(node, JsonSchema::Typed(JsonSchemaType::Object { .. })) {
+        return Err(StrictSchemaError::Semantic(
+            if tool_parameters {
+                "The top level of the function parameters schema must be an object."
+            } else {
+                "The top level of the json schema must be an object."
+            }
+            .to_owned(),
+        ));
+    }
+    Ok(written)
 }
 
-/// One node of the typed model.
-enum Node {
+/// A schema node: a typed node, a list of simple types, an `anyOf` or a `$ref`.
+enum JsonSchema {
+    Typed(JsonSchemaType),
+    TypeList {
+        types: Vec<SimpleJsonSchemaType>,
+        description: Option<String>,
+    },
+    AnyOf {
+        variants: Vec<JsonSchemaType>,
+        description: Option<String>,
+    },
+    Ref(String),
+}
+
+/// A typed node, by `type`.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum JsonSchemaType {
     Object {
-        properties: Vec<(String, Node)>,
-        has_properties: bool,
+        properties: Option<Properties>,
         required: Option<Vec<String>>,
+        #[serde(rename = "additionalProperties")]
         additional_properties: Option<bool>,
         description: Option<String>,
     },
     String {
         description: Option<String>,
         pattern: Option<String>,
-        format: Option<String>,
+        format: Option<StringFormat>,
+        #[serde(rename = "enum")]
         values: Option<Vec<String>>,
     },
     Number {
-        type_name: &'static str,
         description: Option<String>,
-        bounds: Vec<(&'static str, Value)>,
+        #[serde(rename = "const")]
+        constant: Option<Number>,
+        default: Option<Number>,
+        minimum: Option<Number>,
+        maximum: Option<Number>,
+        #[serde(rename = "exclusiveMinimum")]
+        exclusive_minimum: Option<Number>,
+        #[serde(rename = "exclusiveMaximum")]
+        exclusive_maximum: Option<Number>,
+        #[serde(rename = "multipleOf")]
+        multiple_of: Option<Number>,
     },
-    Plain {
-        type_name: &'static str,
+    Integer {
+        description: Option<String>,
+        #[serde(rename = "const")]
+        constant: Option<i64>,
+        default: Option<i64>,
+        minimum: Option<i64>,
+        maximum: Option<i64>,
+        #[serde(rename = "exclusiveMinimum")]
+        exclusive_minimum: Option<i64>,
+        #[serde(rename = "exclusiveMaximum")]
+        exclusive_maximum: Option<i64>,
+        #[serde(rename = "multipleOf")]
+        multiple_of: Option<i64>,
+    },
+    Boolean {
         description: Option<String>,
     },
     Array {
-        items: Box<Node>,
+        items: Box<JsonSchema>,
         description: Option<String>,
     },
-    TypeList {
-        types: Vec<&'static str>,
+    Null {
         description: Option<String>,
     },
-    AnyOf {
-        variants: Vec<Node>,
-        description: Option<String>,
-    },
-    Ref(String),
 }
 
-/// serde's description of an unexpected value.
-pub(crate) fn unexpected(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(flag) => format!("boolean `{flag}`"),
-        Value::Number(number) if number.is_f64() => format!("floating point `{number}`"),
-        Value::Number(number) => format!("integer `{number}`"),
-        Value::String(text) => format!("string {text:?}"),
-        Value::Array(_) => "sequence".to_owned(),
-        Value::Object(_) => "map".to_owned(),
+/// The type names a type list may hold.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum SimpleJsonSchemaType {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Null,
+}
+
+impl SimpleJsonSchemaType {
+    fn name(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::Number => "number",
+            Self::Integer => "integer",
+            Self::Boolean => "boolean",
+            Self::Null => "null",
+        }
     }
 }
 
-fn invalid_type(value: &Value, expected: &str) -> String {
-    format!("invalid type: {}, expected {expected}", unexpected(value))
+/// The string formats strict schemas support.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum StringFormat {
+    Email,
+    Hostname,
+    Ipv4,
+    Ipv6,
+    Uuid,
 }
 
-fn unknown_variant(value: &str, variants: &[&str]) -> String {
-    let list: Vec<String> = variants.iter().map(|name| format!("`{name}`")).collect();
-    format!(
-        "unknown variant `{value}`, expected one of {}",
-        list.join(", ")
-    )
-}
-
-fn read_string(value: &Value) -> Result<String, String> {
-    value
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| invalid_type(value, "a string"))
-}
-
-fn optional_string(keywords: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
-    match keywords.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => read_string(value).map(Some),
+impl StringFormat {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Email => "email",
+            Self::Hostname => "hostname",
+            Self::Ipv4 => "ipv4",
+            Self::Ipv6 => "ipv6",
+            Self::Uuid => "uuid",
+        }
     }
 }
 
-fn type_name(value: &Value) -> Result<&'static str, String> {
-    let name = value
-        .as_str()
-        .ok_or_else(|| invalid_type(value, "a string"))?;
-    TYPE_NAMES
-        .iter()
-        .find(|candidate| **candidate == name)
-        .copied()
-        .ok_or_else(|| unknown_variant(name, &TYPE_NAMES))
+/// `properties`, in document order.
+struct Properties(Vec<(String, JsonSchema)>);
+
+impl<'de> Deserialize<'de> for Properties {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PropertiesVisitor;
+        impl<'de> Visitor<'de> for PropertiesVisitor {
+            type Value = Properties;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Properties, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, JsonSchema>()? {
+                    entries.push((key, value));
+                }
+                Ok(Properties(entries))
+            }
+        }
+        deserializer.deserialize_map(PropertiesVisitor)
+    }
 }
 
-impl Node {
-    fn read(value: &Value) -> Result<Self, String> {
-        let Value::Object(keywords) = value else {
-            return Err(invalid_type(value, "a JSON schema object"));
+/// Reads `key` of `object` as `T`, its errors prefixed with the field name.
+fn field<T: DeserializeOwned, E: serde::de::Error>(
+    object: &Map<String, Value>,
+    key: &str,
+) -> Result<Option<T>, E> {
+    match object.get(key) {
+        None => Ok(None),
+        Some(value) => Option::<T>::deserialize(value.clone())
+            .map_err(|err| E::custom(format!("field `{key}`: {err}"))),
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonSchema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let required = || D::Error::custom("one of `type`, `anyOf`, `$ref` field is required");
+        let Value::Object(object) = &value else {
+            return Err(required());
         };
-        let description = optional_string(keywords, "description")?;
-        if let Some(kind) = keywords.get("type").filter(|kind| !kind.is_null()) {
-            if let Value::Array(names) = kind {
-                let types = names.iter().map(type_name).collect::<Result<_, _>>()?;
+        if let Some(kind) = object.get("type") {
+            if kind.is_array() {
+                let types = field::<Vec<SimpleJsonSchemaType>, D::Error>(object, "type")?
+                    .unwrap_or_default();
+                let description = field::<String, D::Error>(object, "description")?;
                 return Ok(Self::TypeList { types, description });
             }
-            return Self::read_typed(type_name(kind)?, keywords, description);
+            return JsonSchemaType::deserialize(value)
+                .map(Self::Typed)
+                .map_err(D::Error::custom);
         }
-        if let Some(variants) = keywords.get("anyOf").filter(|variants| !variants.is_null()) {
-            let Value::Array(variants) = variants else {
-                return Err(invalid_type(variants, "a sequence"));
-            };
-            let variants = variants.iter().map(Self::read).collect::<Result<_, _>>()?;
+        if object.contains_key("anyOf") {
+            let variants =
+                field::<Vec<JsonSchemaType>, D::Error>(object, "anyOf")?.unwrap_or_default();
+            let description = field::<String, D::Error>(object, "description")?;
             return Ok(Self::AnyOf {
                 variants,
                 description,
             });
         }
-        if let Some(reference) = keywords
-            .get("$ref")
-            .filter(|reference| !reference.is_null())
-        {
-            return read_string(reference).map(Self::Ref);
+        if object.contains_key("$ref") {
+            let reference = field::<String, D::Error>(object, "$ref")?.unwrap_or_default();
+            return Ok(Self::Ref(reference));
         }
-        Err("one of `type`, `anyOf`, `$ref` field is required".to_owned())
+        Err(required())
     }
+}
 
-    fn read_typed(
-        name: &'static str,
-        keywords: &Map<String, Value>,
-        description: Option<String>,
-    ) -> Result<Self, String> {
-        Ok(match name {
-            "object" => {
-                let mut properties = Vec::new();
-                let mut has_properties = false;
-                match keywords.get("properties") {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Object(map)) => {
-                        has_properties = !map.is_empty();
-                        for (key, schema) in map {
-                            properties.push((key.clone(), Self::read(schema)?));
-                        }
-                    }
-                    Some(other) => return Err(invalid_type(other, "a map")),
-                }
-                let required = match keywords.get("required") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Array(items)) => {
-                        Some(items.iter().map(read_string).collect::<Result<_, _>>()?)
-                    }
-                    Some(other) => return Err(invalid_type(other, "a sequence")),
-                };
-                let additional_properties = match keywords.get("additionalProperties") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Bool(flag)) => Some(*flag),
-                    Some(other) => return Err(invalid_type(other, "a boolean")),
-                };
-                Self::Object {
-                    properties,
-                    has_properties,
-                    required,
-                    additional_properties,
-                    description,
-                }
+fn put_description(out: &mut Map<String, Value>, description: &Option<String>) {
+    if let Some(description) = description {
+        out.insert("description".to_owned(), Value::String(description.clone()));
+    }
+}
+
+fn put<T: Into<Value> + Clone>(out: &mut Map<String, Value>, key: &str, value: &Option<T>) {
+    if let Some(value) = value {
+        out.insert(key.to_owned(), value.clone().into());
+    }
+}
+
+impl JsonSchema {
+    fn write(&self, allow_empty_object: bool) -> Result<Value, String> {
+        match self {
+            Self::Typed(node) => node.write(allow_empty_object),
+            Self::TypeList { types, description } => {
+                let mut out = Map::new();
+                out.insert(
+                    "type".to_owned(),
+                    types.iter().map(|kind| Value::from(kind.name())).collect(),
+                );
+                put_description(&mut out, description);
+                Ok(Value::Object(out))
             }
-            "string" => {
-                let format = match keywords.get("format") {
-                    None | Some(Value::Null) => None,
-                    Some(value) => {
-                        let format = read_string(value)?;
-                        if !STRING_FORMATS.contains(&format.as_str()) {
-                            return Err(unknown_variant(&format, &STRING_FORMATS));
-                        }
-                        Some(format)
-                    }
-                };
-                let values = match keywords.get("enum") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Array(items)) => {
-                        Some(items.iter().map(read_string).collect::<Result<_, _>>()?)
-                    }
-                    Some(other) => return Err(invalid_type(other, "a sequence")),
-                };
-                Self::String {
-                    description,
-                    pattern: optional_string(keywords, "pattern")?,
-                    format,
-                    values,
-                }
-            }
-            "number" | "integer" => {
-                let mut bounds = Vec::new();
-                for key in NUMBER_KEYWORDS {
-                    match keywords.get(key) {
-                        None | Some(Value::Null) => {}
-                        Some(value @ Value::Number(_)) => bounds.push((key, value.clone())),
-                        Some(other) => return Err(invalid_type(other, "f64")),
-                    }
-                }
-                Self::Number {
-                    type_name: name,
-                    description,
-                    bounds,
-                }
-            }
-            "array" => {
-                let items = match keywords.get("items") {
-                    None | Some(Value::Null) => return Err("missing field `items`".to_owned()),
-                    Some(items) => Self::read(items)?,
-                };
-                Self::Array {
-                    items: Box::new(items),
-                    description,
-                }
-            }
-            _ => Self::Plain {
-                type_name: name,
+            Self::AnyOf {
+                variants,
                 description,
-            },
-        })
-    }
-
-    fn write(&self, allow_empty_object: bool) -> Result<Value, &'static str> {
-        let mut out = Map::new();
-        let put_description = |out: &mut Map<String, Value>, description: &Option<String>| {
-            if let Some(description) = description {
-                out.insert("description".to_owned(), Value::String(description.clone()));
+            } => {
+                let written = variants
+                    .iter()
+                    .map(|node| node.write(false))
+                    .collect::<Result<_, _>>()?;
+                let mut out = Map::new();
+                out.insert("anyOf".to_owned(), Value::Array(written));
+                put_description(&mut out, description);
+                Ok(Value::Object(out))
             }
-        };
+            Self::Ref(reference) => {
+                let mut out = Map::new();
+                out.insert("$ref".to_owned(), Value::String(reference.clone()));
+                Ok(Value::Object(out))
+            }
+        }
+    }
+}
+
+impl JsonSchemaType {
+    fn write(&self, allow_empty_object: bool) -> Result<Value, String> {
+        let mut out = Map::new();
         match self {
             Self::Object {
                 properties,
-                has_properties,
                 required,
                 additional_properties,
                 description,
             } => {
-                if let Some(required) = required {
-                    let mut given: Vec<&str> = required.iter().map(String::as_str).collect();
-                    let mut names: Vec<&str> =
-                        properties.iter().map(|(key, _)| key.as_str()).collect();
-                    given.sort_unstable();
-                    given.dedup();
-                    names.sort_unstable();
-                    if given != names || required.len() != names.len() {
-                        return Err("Required properties must match all properties in the object");
-                    }
-                }
-                if *additional_properties == Some(true) {
-                    return Err("additionalProperties should not be true");
-                }
-                if !has_properties && !allow_empty_object {
-                    return Err("An object with no properties is not allowed.");
+                let properties: &[(String, JsonSchema)] =
+                    properties.as_ref().map_or(&[], |properties| &properties.0);
+                if properties.is_empty() && !allow_empty_object {
+                    return Err("An object with no properties is not allowed.".to_owned());
                 }
                 let mut written = Map::new();
                 for (key, node) in properties {
                     written.insert(key.clone(), node.write(false)?);
+                }
+                if let Some(required) = required {
+                    let mut seen: Vec<&str> = Vec::new();
+                    for name in required {
+                        if seen.contains(&name.as_str()) {
+                            return Err(format!("Duplicate required property '{name}'"));
+                        }
+                        if !properties.iter().any(|(key, _)| key == name) {
+                            return Err(format!("Required property '{name}' not found in object"));
+                        }
+                        seen.push(name);
+                    }
+                    if seen.len() != properties.len() {
+                        return Err(
+                            "Required properties must match all properties in the object"
+                                .to_owned(),
+                        );
+                    }
+                }
+                if *additional_properties == Some(true) {
+                    return Err("additionalProperties should not be true".to_owned());
                 }
                 let names = properties
                     .iter()
@@ -312,11 +336,9 @@ impl Node {
             } => {
                 out.insert("type".to_owned(), Value::from("string"));
                 put_description(&mut out, description);
-                if let Some(pattern) = pattern {
-                    out.insert("pattern".to_owned(), Value::String(pattern.clone()));
-                }
+                put(&mut out, "pattern", pattern);
                 if let Some(format) = format {
-                    out.insert("format".to_owned(), Value::String(format.clone()));
+                    out.insert("format".to_owned(), Value::from(format.name()));
                 }
                 if let Some(values) = values {
                     out.insert(
@@ -326,48 +348,57 @@ impl Node {
                 }
             }
             Self::Number {
-                type_name,
                 description,
-                bounds,
+                constant,
+                default,
+                minimum,
+                maximum,
+                exclusive_minimum,
+                exclusive_maximum,
+                multiple_of,
             } => {
-                out.insert("type".to_owned(), Value::from(*type_name));
+                out.insert("type".to_owned(), Value::from("number"));
                 put_description(&mut out, description);
-                for (key, value) in bounds {
-                    out.insert((*key).to_owned(), value.clone());
-                }
+                put(&mut out, "const", constant);
+                put(&mut out, "default", default);
+                put(&mut out, "minimum", minimum);
+                put(&mut out, "maximum", maximum);
+                put(&mut out, "exclusiveMinimum", exclusive_minimum);
+                put(&mut out, "exclusiveMaximum", exclusive_maximum);
+                put(&mut out, "multipleOf", multiple_of);
             }
-            Self::Plain {
-                type_name,
+            Self::Integer {
                 description,
+                constant,
+                default,
+                minimum,
+                maximum,
+                exclusive_minimum,
+                exclusive_maximum,
+                multiple_of,
             } => {
-                out.insert("type".to_owned(), Value::from(*type_name));
+                out.insert("type".to_owned(), Value::from("integer"));
+                put_description(&mut out, description);
+                put(&mut out, "const", constant);
+                put(&mut out, "default", default);
+                put(&mut out, "minimum", minimum);
+                put(&mut out, "maximum", maximum);
+                put(&mut out, "exclusiveMinimum", exclusive_minimum);
+                put(&mut out, "exclusiveMaximum", exclusive_maximum);
+                put(&mut out, "multipleOf", multiple_of);
+            }
+            Self::Boolean { description } => {
+                out.insert("type".to_owned(), Value::from("boolean"));
+                put_description(&mut out, description);
+            }
+            Self::Null { description } => {
+                out.insert("type".to_owned(), Value::from("null"));
                 put_description(&mut out, description);
             }
             Self::Array { items, description } => {
                 out.insert("type".to_owned(), Value::from("array"));
                 out.insert("items".to_owned(), items.write(false)?);
                 put_description(&mut out, description);
-            }
-            Self::TypeList { types, description } => {
-                out.insert(
-                    "type".to_owned(),
-                    types.iter().map(|name| Value::from(*name)).collect(),
-                );
-                put_description(&mut out, description);
-            }
-            Self::AnyOf {
-                variants,
-                description,
-            } => {
-                let written = variants
-                    .iter()
-                    .map(|node| node.write(false))
-                    .collect::<Result<_, _>>()?;
-                out.insert("anyOf".to_owned(), Value::Array(written));
-                put_description(&mut out, description);
-            }
-            Self::Ref(reference) => {
-                out.insert("$ref".to_owned(), Value::String(reference.clone()));
             }
         }
         Ok(Value::Object(out))
@@ -396,7 +427,7 @@ mod tests {
         assert_eq!(
             normalize_strict_schema(&schema, false),
             Err(StrictSchemaError::Semantic(
-                "An object with no properties is not allowed."
+                "An object with no properties is not allowed.".to_owned()
             ))
         );
     }

@@ -66,30 +66,33 @@ pub(crate) fn check_tool_name(name: &str, path: &str) -> Result<(), ApiError> {
 }
 
 /// Validates the argument schema of function `name` and returns what the prompt shows
-/// (`{}` when absent, the strict normalisation when `strict`).
+/// (`{}` when absent, the strict normalisation when `strict`). Strict schemas are only read into
+/// the strict model; others are compiled as JSON Schemas and must describe an object.
 fn tool_parameters(
     name: &str,
     parameters: Option<&Value>,
     strict: bool,
     parameters_required: bool,
 ) -> Result<Value, ApiError> {
+    if strict {
+        // A strict function without parameters takes no arguments: the reference renders (and
+        // constrains to) the strict form of an empty object.
+        let empty = json!({"type": "object"});
+        let parameters = parameters.unwrap_or(&empty);
+        return normalize_strict_schema(parameters, true).map_err(|err| {
+            ApiError::invalid_request(match err {
+                StrictSchemaError::Parse(detail) => {
+                    format!("Invalid tool parameters schema : {detail}")
+                }
+                StrictSchemaError::Semantic(message) => message,
+            })
+        });
+    }
     let schema_error = |detail: String| {
         ApiError::invalid_request(format!("Invalid schema for function '{name}': {detail}"))
     };
     let Some(parameters) = parameters.or(parameters_required.then_some(&Value::Null)) else {
         return Ok(json!({}));
-    };
-    let normalized = if strict {
-        Some(
-            normalize_strict_schema(parameters, true).map_err(|err| match err {
-                StrictSchemaError::Parse(detail) => {
-                    ApiError::invalid_request(format!("Invalid tool parameters schema : {detail}"))
-                }
-                StrictSchemaError::Semantic(message) => ApiError::invalid_request(message),
-            })?,
-        )
-    } else {
-        None
     };
     if let Some(detail) = meta_schema_error(parameters) {
         return Err(schema_error(detail));
@@ -101,20 +104,42 @@ fn tool_parameters(
             serde_json::to_string(top_type).unwrap_or_default()
         )));
     }
-    Ok(normalized.unwrap_or_else(|| parameters.clone()))
+    Ok(parameters.clone())
 }
 
-/// Validates declared functions (names, schemas, uniqueness) and turns them into
-/// conversation tools; strict mixing is checked separately ([`check_strict_mix`]) because the
-/// protocols check it at different points.
-pub(crate) fn build_tools(
-    declarations: Vec<FunctionDecl>,
-    parameters_required: bool,
-) -> Result<Vec<Tool>, ApiError> {
-    let mut tools: Vec<Tool> = Vec::with_capacity(declarations.len());
+/// Checks the names of the declarations that carry a name path, in order.
+pub(crate) fn check_tool_names(declarations: &[FunctionDecl]) -> Result<(), ApiError> {
     for declaration in declarations {
         if let Some(path) = &declaration.name_path {
             check_tool_name(&declaration.name, path)?;
+        }
+    }
+    Ok(())
+}
+
+/// The declarations as conversation tools. Unless the tool choice is `none`, each declaration
+/// in turn is checked for a name used before and then for its schema (strict ones normalised).
+pub(crate) fn declared_tools(
+    declarations: Vec<FunctionDecl>,
+    parameters_required: bool,
+    choice_is_none: bool,
+) -> Result<Vec<Tool>, ApiError> {
+    if choice_is_none {
+        return Ok(declarations
+            .into_iter()
+            .map(|declaration| Tool {
+                name: declaration.name,
+                description: declaration.description,
+                parameters: declaration.parameters.unwrap_or_else(|| json!({})),
+                strict: declaration.strict,
+                defer_loading: declaration.defer_loading,
+            })
+            .collect());
+    }
+    let mut tools: Vec<Tool> = Vec::with_capacity(declarations.len());
+    for declaration in declarations {
+        if tools.iter().any(|tool| tool.name == declaration.name) {
+            return Err(ApiError::invalid_request("Tool names must be unique."));
         }
         let strict = declaration.strict == Some(true);
         let parameters = tool_parameters(
@@ -131,7 +156,6 @@ pub(crate) fn build_tools(
             defer_loading: declaration.defer_loading,
         });
     }
-    check_unique_names(&tools)?;
     Ok(tools)
 }
 
@@ -155,17 +179,27 @@ pub(crate) fn check_strict_mix(
     Ok(())
 }
 
-/// Rejects two tools with the same name.
-fn check_unique_names(tools: &[Tool]) -> Result<(), ApiError> {
-    for (index, tool) in tools.iter().enumerate() {
-        if tools[..index]
-            .iter()
-            .any(|earlier| earlier.name == tool.name)
-        {
-            return Err(ApiError::invalid_request("Tool names must be unique."));
+/// With tool choice `none` or a named tool, tools made available mid-conversation are
+/// dropped; a system message that only carried such tools goes with them.
+pub(crate) fn drop_loaded_tools(
+    messages: &mut Vec<crate::conversation::Message>,
+    flags: &mut Vec<bool>,
+) {
+    let mut index = 0;
+    while index < messages.len() {
+        let message = &mut messages[index];
+        if !message.tools.is_empty() {
+            message.tools.clear();
+            if message.content.is_empty() && message.images.is_empty() {
+                messages.remove(index);
+                if index < flags.len() {
+                    flags.remove(index);
+                }
+                continue;
+            }
         }
+        index += 1;
     }
-    Ok(())
 }
 
 /// The tool side of a conversation once the choice is resolved.

@@ -30,4 +30,12 @@ pub(crate) struct Dialect {
     pub(crate) effort_text: fn(ReasoningEffort) -> Option<&'static str>,
     /// The response-format section for `json_object`.
     pub(crate) json_object_section: &'static str,
+    /// Whether empty user texts add nothing to a user turn (V4) rather than a blank-line
+    /// separator like any other text (V4.1).
+    pub(crate) skip_empty_user_texts: bool,
+    /// Tool results right after user text open a new user turn (V4) instead of continuing it
+    /// after a blank line (V4.1).
+    pub(crate) tool_results_open_turn_after_text: bool,
+    /// Whether a latest reminder right after another one is left out (V4.1).
+    pub(crate) skip_repeated_latest_reminders: bool,
 }

@@ -42,6 +42,7 @@ pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>
 mod tests {
     use super::*;
     use crate::encoding::prompt::PromptBuilder;
+    use crate::encoding::SpecialTokens;
 
     #[test]
     fn injected_spellings_in_text_stay_plain() {
@@ -62,6 +63,24 @@ mod tests {
             error.to_string(),
             "failed to encode conversation: special token \"<BOS>\" is not in the added vocabulary"
         );
+    }
+
+    #[test]
+    fn the_v41_tokenizer_encodes_every_special_spelling() {
+        let (v4, v41) = (Tokenizer::deepseek_v4(), Tokenizer::deepseek_v41());
+        let mut builder = PromptBuilder::default();
+        for spelling in SpecialTokens::default().spellings() {
+            builder.special(spelling);
+            builder.text(" x");
+        }
+        let prompt = builder.finish();
+        assert!(encode(&prompt, v4).is_err(), "V4 lacks <｜System｜>");
+        let ids = encode(&prompt, v41).expect("V4.1 has every spelling");
+        let system = v41.token_to_id("<｜System｜>").expect("added");
+        assert_eq!(system as usize, v4.vocab_size());
+        assert_eq!(v41.vocab_size(), v4.vocab_size() + 1);
+        assert!(ids.contains(&system));
+        assert_eq!(v41.decode(&[system]).ok().as_deref(), Some("<｜System｜>"));
     }
 
     #[test]

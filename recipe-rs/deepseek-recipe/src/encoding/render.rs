@@ -23,6 +23,7 @@ pub(crate) fn render(
         conversation,
         builder: PromptBuilder::default(),
         user_turn_open: false,
+        user_text_run: None,
     };
     renderer.write_prompt();
     renderer.builder.finish()
@@ -35,6 +36,9 @@ struct Renderer<'a> {
     builder: PromptBuilder,
     /// Whether the last block written is a user turn that further user text joins.
     user_turn_open: bool,
+    /// In an open user turn, the run of user texts being written: `Some(has_text)`; `None`
+    /// after tool results (or outside a turn).
+    user_text_run: Option<bool>,
 }
 
 impl<'a> Renderer<'a> {
@@ -81,8 +85,9 @@ impl<'a> Renderer<'a> {
 
     /// Whether anything besides system messages goes into the system block.
     fn has_preamble(&self) -> bool {
-        self.effort_text().is_some()
-            || !self.listed_tools().is_empty()
+        // Without messages the effort text alone opens no system block (V4.1).
+        (self.effort_text().is_some() && !self.conversation.messages.is_empty())
+            || self.tools_active()
             || has_response_format_section(self.conversation.response_format)
     }
 
@@ -91,14 +96,21 @@ impl<'a> Renderer<'a> {
         if let Some(effort) = self.effort_text() {
             self.builder.text(effort);
         }
-        for (index, system) in systems.iter().enumerate() {
-            if index > 0 {
-                self.builder.text("\n\n");
+        // System texts are joined by blank lines; empty ones add nothing.
+        let mut wrote_text = false;
+        for system in systems {
+            if !system.content.is_empty() || !system.images.is_empty() {
+                if wrote_text {
+                    self.builder.text("\n\n");
+                }
+                wrote_text = true;
             }
-            self.write_system_content(system);
+            self.builder
+                .text_with_images(&system.content, &system.images);
         }
+        // Active tools open the tools section even when every one is loaded on demand.
         let tools = self.listed_tools();
-        if !tools.is_empty() {
+        if self.tools_active() {
             let dsml = self.dsml();
             write_tools_section(
                 &mut self.builder,
@@ -116,6 +128,12 @@ impl<'a> Renderer<'a> {
             self.dialect.json_object_section,
             self.dialect.numbers,
         );
+        // Tools that the system block's messages load come after the tools section.
+        for system in systems {
+            if !system.tools.is_empty() {
+                write_updated_tools_section(&mut self.builder, &system.tools, self.dialect.numbers);
+            }
+        }
     }
 
     fn write_system_content(&mut self, system: &Message) {
@@ -138,13 +156,13 @@ impl<'a> Renderer<'a> {
                     self.user_turn_open = false;
                 }
             }
-            Role::User => {
-                self.open_user_turn();
-                self.builder
-                    .text_with_images(&message.content, &message.images);
-            }
+            Role::User => self.write_user_text(message),
             Role::Tool => return self.write_tool_results(index),
             Role::LatestReminder => {
+                let repeated = index > 0 && messages[index - 1].role == Role::LatestReminder;
+                if repeated && self.dialect.skip_repeated_latest_reminders {
+                    return index + 1;
+                }
                 self.builder.special(&self.tokens.latest_reminder);
                 self.builder
                     .text_with_images(&message.content, &message.images);
@@ -162,14 +180,46 @@ impl<'a> Renderer<'a> {
         index + 1
     }
 
-    /// Starts a user turn, or continues the open one after a blank line.
+    /// Starts a user turn, or continues the open one after a blank line (tool results).
     fn open_user_turn(&mut self) {
-        if self.user_turn_open {
+        if self.user_turn_open
+            && self.user_text_run.is_some()
+            && self.dialect.tool_results_open_turn_after_text
+        {
+            self.builder.special(&self.tokens.user);
+        } else if self.user_turn_open {
             self.builder.text("\n\n");
         } else {
             self.builder.special(&self.tokens.user);
             self.user_turn_open = true;
         }
+        self.user_text_run = None;
+    }
+
+    /// Writes a user message's text into the user turn. Consecutive user texts are joined by
+    /// blank lines — V4 skips empty ones — and the texts after tool results follow them after a
+    /// blank line (even when empty).
+    fn write_user_text(&mut self, message: &Message) {
+        let empty = message.content.is_empty() && message.images.is_empty();
+        let has_text = match self.user_text_run {
+            _ if !self.user_turn_open => {
+                self.builder.special(&self.tokens.user);
+                self.user_turn_open = true;
+                false
+            }
+            None => {
+                self.builder.text("\n\n");
+                false
+            }
+            Some(has_text) => has_text,
+        };
+        let counts = !empty || !self.dialect.skip_empty_user_texts;
+        if has_text && counts {
+            self.builder.text("\n\n");
+        }
+        self.builder
+            .text_with_images(&message.content, &message.images);
+        self.user_text_run = Some(has_text || counts);
     }
 
     /// Writes the run of tool results starting at `start` in the order of the calls they answer.
@@ -252,7 +302,7 @@ impl<'a> Renderer<'a> {
         }
         self.builder.special(&tokens.thinking_end);
         let must_call = self.conversation.tool_choice == ToolChoice::Required;
-        if must_call && !self.listed_tools().is_empty() {
+        if must_call && self.tools_active() {
             self.builder.text("\n\n");
             let dsml = self.dsml();
             dsml.open_calls(&mut self.builder);

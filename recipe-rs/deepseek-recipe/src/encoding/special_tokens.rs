@@ -147,6 +147,30 @@ impl SpecialTokens {
         self
     }
 
+    /// Every spelling of the table, in field order.
+    pub fn spellings(&self) -> [&str; 18] {
+        [
+            &self.bos,
+            &self.eos,
+            &self.thinking_start,
+            &self.thinking_end,
+            &self.system,
+            &self.user,
+            &self.assistant,
+            &self.latest_reminder,
+            &self.dsml,
+            &self.image,
+            &self.ref_start,
+            &self.ref_end,
+            &self.box_start,
+            &self.box_end,
+            &self.point_start,
+            &self.point_end,
+            &self.polygon_start,
+            &self.polygon_end,
+        ]
+    }
+
     /// The eight grounding spellings, which stay special inside assistant content and reasoning.
     pub fn grounding(&self) -> [&str; 8] {
         [

@@ -19,6 +19,9 @@ pub(crate) const DIALECT: Dialect = Dialect {
     effort_text,
     json_object_section: "\n\nYou are a helpful assistant designed to output JSON.\n\
                           ## Response Format:\n\nReply with JSON object ONLY.",
+    skip_empty_user_texts: true,
+    tool_results_open_turn_after_text: true,
+    skip_repeated_latest_reminders: false,
 };
 
 const ABSOLUTE_MAXIMUM: &str = "Reasoning Effort: Absolute maximum with no shortcuts permitted.\n\

@@ -20,6 +20,9 @@ pub(crate) const DIALECT: Dialect = Dialect {
     effort_text,
     json_object_section: "\n\n## Response Format:\n\nYou MUST strictly adhere to the following \
                           schema to reply:\n{\"type\": \"json_object\"}",
+    skip_empty_user_texts: false,
+    tool_results_open_turn_after_text: false,
+    skip_repeated_latest_reminders: true,
 };
 
 /// V4.1 shows the effort as a number from 1 to 100: 50 (low), 75 (high, xhigh), 100 (max).

@@ -1,5 +1,5 @@
 //! Fetching URL sources: the [`ImageFetcher`] trait the resolver uses and, with the `fetch`
-//! feature, [`HttpFetcher`] — an HTTP(S) client with a size limit, timeouts, bounded
+//! feature, `HttpFetcher` — an HTTP(S) client with a size limit, timeouts, bounded
 //! redirects followed by hand, and the [`DestinationPolicy`](super::policy::DestinationPolicy)
 //! applied to every resolved address of every hop (the connection is pinned to the checked
 //! addresses, so a second DNS answer cannot slip through).

@@ -11,7 +11,7 @@ use crate::error::Result;
 #[derive(Debug, Clone, Deserialize)]
 pub struct ChatCompletionRequest {
     /// The conversation.
-    pub messages: Vec<ChatMessage>,
+    pub messages: Vec<ChatCompletionRequestMessage>,
     /// Model name, matched exactly against the model table.
     pub model: String,
     /// Sampling temperature, [0, 2].
@@ -21,11 +21,11 @@ pub struct ChatCompletionRequest {
     /// Completion budget.
     pub max_tokens: Option<u32>,
     /// Number of choices; only 1 is supported.
-    pub n: Option<i64>,
+    pub n: Option<u8>,
     /// Whether to stream.
     pub stream: Option<bool>,
     /// Streaming options; only allowed with `stream: true`.
-    pub stream_options: Option<StreamOptions>,
+    pub stream_options: Option<ChatCompletionStreamOptions>,
     /// Stop sequences.
     pub stop: Option<StopParam>,
     /// Sampling seed, below 2^63.
@@ -39,18 +39,28 @@ pub struct ChatCompletionRequest {
     /// Validated to [-2, 2], otherwise no effect.
     pub presence_penalty: Option<f32>,
     /// Output format.
-    pub response_format: Option<ChatResponseFormat>,
+    pub response_format: Option<ChatCompletionResponseFormat>,
     /// Declared tools.
-    pub tools: Option<Vec<ChatTool>>,
+    pub tools: Option<Vec<ChatCompletionTool>>,
     /// Tool choice.
     pub tool_choice: Option<ChatToolChoice>,
     /// Thinking switch.
     pub thinking: Option<ChatCompletionThinking>,
     /// Reasoning effort.
     pub reasoning_effort: Option<EffortParam>,
-    /// End-user id (no effect on conversion).
-    pub user: Option<String>,
+    /// Parsed (a boolean), no effect.
+    pub parallel_tool_calls: Option<bool>,
 }
+
+/// Short names of the wire types (the long ones are the reference's, which its parse errors
+/// spell: `expected struct ChatCompletionFunctionDefinition`).
+pub type ChatMessage = ChatCompletionRequestMessage;
+/// See [`ChatMessage`].
+pub type ChatContentPart = ChatCompletionRequestContentBlock;
+/// See [`ChatMessage`].
+pub type ChatResponseFormat = ChatCompletionResponseFormat;
+/// See [`ChatMessage`].
+pub type StreamOptions = ChatCompletionStreamOptions;
 
 impl ChatCompletionRequest {
     /// Parses a request body (JSON text), with the reference's error messages.
@@ -59,43 +69,41 @@ impl ChatCompletionRequest {
     }
 }
 
-/// `stream_options`: any JSON value is accepted; only `include_usage: true` has an effect.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StreamOptions {
-    /// Every chunk carries a `usage` field (null until the final chunk).
-    pub include_usage: bool,
-}
-
-impl<'de> Deserialize<'de> for StreamOptions {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        let include_usage = value.get("include_usage").and_then(Value::as_bool) == Some(true);
-        Ok(Self { include_usage })
-    }
+/// `stream_options`; only `include_usage: true` has an effect.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub struct ChatCompletionStreamOptions {
+    /// Every chunk carries a `usage` field (null until the final chunk) when `true`.
+    pub include_usage: Option<bool>,
 }
 
 /// One message, tagged by `role`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
-pub enum ChatMessage {
+pub enum ChatCompletionRequestMessage {
     /// System prompt.
     System {
         /// Text and images.
         content: ChatContent,
+        /// Participant name (checked, no effect).
+        name: Option<String>,
     },
     /// User turn.
     User {
         /// Text and images.
         content: ChatContent,
+        /// Participant name (checked, no effect).
+        name: Option<String>,
     },
     /// Assistant turn from history, or a prefix to continue.
     Assistant {
         /// Text (`null` when only tool calls are given).
         content: Option<ChatContent>,
+        /// Participant name (checked, no effect).
+        name: Option<String>,
         /// Reasoning to pass back.
         reasoning_content: Option<String>,
         /// Tool calls made in this turn.
-        tool_calls: Option<Vec<ChatToolCall>>,
+        tool_calls: Option<Vec<ChatCompletionRequestToolCall>>,
         /// Whether the model should continue this message.
         prefix: Option<bool>,
     },
@@ -119,7 +127,7 @@ pub enum ChatContent {
     /// Plain text.
     Text(String),
     /// Text, image and file parts.
-    Parts(Vec<ChatContentPart>),
+    Parts(Vec<ChatCompletionRequestContentBlock>),
 }
 
 impl<'de> Deserialize<'de> for ChatContent {
@@ -136,7 +144,7 @@ impl<'de> Deserialize<'de> for ChatContent {
 /// One content part, tagged by `type`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ChatContentPart {
+pub enum ChatCompletionRequestContentBlock {
     /// Text.
     Text {
         /// The text.
@@ -149,8 +157,12 @@ pub enum ChatContentPart {
     },
     /// A file (never supported as input).
     File {
-        /// The file reference (ignored).
-        file: Option<serde::de::IgnoredAny>,
+        /// Uploaded file id.
+        file_id: Option<String>,
+        /// Inline file data.
+        file_data: Option<String>,
+        /// File name.
+        filename: Option<String>,
     },
 }
 
@@ -179,14 +191,14 @@ pub enum ImageDetailParam {
 
 /// One tool call in an assistant message.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ChatToolCall {
+pub struct ChatCompletionRequestToolCall {
     /// Call id.
     pub id: String,
     /// Always `function`.
     #[serde(rename = "type")]
     pub kind: FunctionType,
     /// Name and arguments.
-    pub function: ChatFunctionCall,
+    pub function: ChatCompletionRequestFunctionCall,
 }
 
 /// The only tool type Chat Completions accepts.
@@ -199,7 +211,7 @@ pub enum FunctionType {
 
 /// Function name and raw arguments of a tool call.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ChatFunctionCall {
+pub struct ChatCompletionRequestFunctionCall {
     /// Function name.
     pub name: String,
     /// Arguments as text (not validated).
@@ -208,17 +220,17 @@ pub struct ChatFunctionCall {
 
 /// A declared tool.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ChatTool {
+pub struct ChatCompletionTool {
     /// Always `function`.
     #[serde(rename = "type")]
     pub kind: FunctionType,
     /// The function definition.
-    pub function: ChatFunctionDefinition,
+    pub function: ChatCompletionFunctionDefinition,
 }
 
 /// A function definition.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ChatFunctionDefinition {
+pub struct ChatCompletionFunctionDefinition {
     /// Function name.
     pub name: String,
     /// Description.
@@ -251,13 +263,13 @@ impl<'de> Deserialize<'de> for StopParam {
 /// `response_format`, tagged by `type`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ChatResponseFormat {
+pub enum ChatCompletionResponseFormat {
     /// Any JSON object.
     JsonObject,
     /// JSON matching a schema.
     JsonSchema {
         /// The schema and its settings.
-        json_schema: JsonSchemaFormat,
+        json_schema: ChatCompletionResponseFormatJsonSchema,
     },
     /// Text matching a regular expression.
     Regex {
@@ -270,13 +282,11 @@ pub enum ChatResponseFormat {
 
 /// The `json_schema` object of a schema response format.
 #[derive(Debug, Clone, Deserialize)]
-pub struct JsonSchemaFormat {
+pub struct ChatCompletionResponseFormatJsonSchema {
     /// Schema name (no effect).
     pub name: Option<String>,
     /// The JSON schema.
     pub schema: Value,
-    /// Description (no effect).
-    pub description: Option<String>,
     /// Strict mode: the schema is normalised.
     pub strict: Option<bool>,
 }
@@ -312,13 +322,14 @@ impl<'de> Deserialize<'de> for ChatToolChoice {
                 _ => Err(wrong()),
             },
             Value::Object(mut object) => {
-                let field = |name: &str, object: &mut serde_json::Map<String, Value>| {
-                    object.remove(name).unwrap_or(Value::Null)
+                // An object without `type` is no tool choice; otherwise each field is read,
+                // its errors prefixed with the field name.
+                let Some(kind) = object.remove("type") else {
+                    return Err(wrong());
                 };
-                let kind = field("type", &mut object);
                 FunctionType::deserialize(kind)
                     .map_err(|err| D::Error::custom(format!("field `type`: {err}")))?;
-                let function = field("function", &mut object);
+                let function = object.remove("function").unwrap_or(Value::Null);
                 let function = ChatCompletionToolChoiceFunction::deserialize(function)
                     .map_err(|err| D::Error::custom(format!("field `function`: {err}")))?;
                 Ok(Self::Function(function.name))

@@ -3,17 +3,17 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::shared::{from_json, string_or_list};
+use super::shared::{from_json, string_or_list, value_as};
 use super::{EffortParam, ThinkingType};
 use crate::error::Result;
 
 /// A Messages request as the official API reads it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct MessagesRequest {
-    /// The conversation.
-    pub messages: Vec<MessagesMessage>,
     /// Model name, matched exactly against the model table.
     pub model: String,
+    /// The conversation.
+    pub messages: Vec<MessagesMessage>,
     /// Completion budget (optional here; clamped to the configured bound).
     pub max_tokens: Option<u32>,
     /// System prompt: a string or text blocks.
@@ -21,7 +21,7 @@ pub struct MessagesRequest {
     /// Thinking switch.
     pub thinking: Option<MessagesThinking>,
     /// Output settings (only `effort` is used).
-    pub output_config: Option<OutputConfig>,
+    pub output_config: Option<MessagesOutputConfig>,
     /// Sampling temperature, [0, 2].
     pub temperature: Option<f32>,
     /// Nucleus sampling, (0, 1].
@@ -34,6 +34,15 @@ pub struct MessagesRequest {
     pub tools: Option<Vec<MessagesTool>>,
     /// Tool choice.
     pub tool_choice: Option<MessagesToolChoice>,
+    /// Request metadata (checked, no effect).
+    pub metadata: Option<MessagesMetadata>,
+}
+
+/// `metadata`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MessagesMetadata {
+    /// End-user id.
+    pub user_id: Option<String>,
 }
 
 impl MessagesRequest {
@@ -55,7 +64,7 @@ pub struct MessagesThinking {
 
 /// `output_config`.
 #[derive(Debug, Clone, Copy, Deserialize)]
-pub struct OutputConfig {
+pub struct MessagesOutputConfig {
     /// Requested reasoning effort.
     pub effort: Option<EffortParam>,
 }
@@ -66,7 +75,7 @@ pub enum SystemParam {
     /// Plain text.
     Text(String),
     /// Text blocks.
-    Blocks(Vec<SystemBlock>),
+    Blocks(Vec<MessagesSystemBlock>),
 }
 
 impl<'de> Deserialize<'de> for SystemParam {
@@ -83,7 +92,7 @@ impl<'de> Deserialize<'de> for SystemParam {
 /// A system block (text only).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum SystemBlock {
+pub enum MessagesSystemBlock {
     /// Text.
     Text {
         /// The text.
@@ -91,25 +100,17 @@ pub enum SystemBlock {
     },
 }
 
-/// One message, tagged by `role`.
+/// One message: `role` names the variant, `content` holds its data (adjacently tagged, as the
+/// reference reads it).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
+#[serde(tag = "role", content = "content", rename_all = "snake_case")]
 pub enum MessagesMessage {
     /// User turn (text, images, documents, tool results).
-    User {
-        /// The content.
-        content: MessagesContent,
-    },
+    User(MessagesContent),
     /// Assistant turn (text, thinking, tool uses).
-    Assistant {
-        /// The content.
-        content: MessagesContent,
-    },
+    Assistant(MessagesContent),
     /// A system note inside the conversation.
-    System {
-        /// The content.
-        content: MessagesContent,
-    },
+    System(MessagesContent),
 }
 
 /// Message content: a string or a list of blocks.
@@ -118,7 +119,7 @@ pub enum MessagesContent {
     /// Plain text.
     Text(String),
     /// Content blocks.
-    Blocks(Vec<ContentBlock>),
+    Blocks(Vec<MessagesContentBlock>),
 }
 
 impl<'de> Deserialize<'de> for MessagesContent {
@@ -132,10 +133,20 @@ impl<'de> Deserialize<'de> for MessagesContent {
     }
 }
 
+/// The short name of [`MessagesContentBlock`] (the long one is the reference's, which its
+/// parse errors spell).
+pub type ContentBlock = MessagesContentBlock;
+/// See [`ContentBlock`].
+pub type SystemBlock = MessagesSystemBlock;
+/// See [`ContentBlock`].
+pub type ToolResultBlock = MessagesToolResultBlock;
+/// See [`ContentBlock`].
+pub type ToolReferenceParam = MessagesToolReference;
+
 /// One content block, tagged by `type`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentBlock {
+pub enum MessagesContentBlock {
     /// Text.
     Text {
         /// The text.
@@ -144,20 +155,27 @@ pub enum ContentBlock {
     /// An image.
     Image {
         /// Where the image comes from.
-        source: ImageSourceParam,
+        source: MessagesImageSource,
     },
     /// A document (shown as an "unsupported document" note).
     Document {
         /// The document source (only its `media_type` is read).
-        source: Option<Value>,
+        source: MessagesDocumentSource,
     },
     /// Reasoning from an earlier assistant turn.
     Thinking {
         /// The reasoning text.
         thinking: String,
+        /// Signature (checked, not rendered).
+        signature: Option<String>,
     },
     /// A server tool call (web search), from history.
-    ServerToolUse {},
+    ServerToolUse {
+        /// Call id (checked).
+        id: String,
+        /// Server tool name (checked).
+        name: String,
+    },
     /// A tool call.
     ToolUse {
         /// Call id.
@@ -173,17 +191,36 @@ pub enum ContentBlock {
         tool_use_id: String,
         /// Result content.
         content: Option<ToolResultContent>,
+        /// Whether the tool failed (checked, no effect).
+        is_error: Option<bool>,
     },
     /// A server tool result (web search), from history.
-    WebSearchToolResult {},
-    /// Tools added mid-conversation (no effect).
-    ToolAddition {},
+    WebSearchToolResult {
+        /// The server call this answers (checked).
+        tool_use_id: String,
+    },
+    /// A declared tool made available mid-conversation (only in `system` messages).
+    ToolAddition {
+        /// The tool, by name.
+        tool: MessagesToolReference,
+    },
+}
+
+/// A reference to a declared tool, tagged by `type`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum MessagesToolReference {
+    /// The tool of this name.
+    ToolReference {
+        /// The tool name.
+        name: String,
+    },
 }
 
 /// An image source, tagged by `type`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ImageSourceParam {
+pub enum MessagesImageSource {
     /// Inline base64 data.
     Base64 {
         /// Declared media type.
@@ -197,7 +234,17 @@ pub enum ImageSourceParam {
         url: String,
     },
     /// An uploaded file (not supported).
-    File {},
+    File {
+        /// File id.
+        file_id: Option<String>,
+    },
+}
+
+/// A document block's source (only `media_type` is read).
+#[derive(Debug, Clone, Deserialize)]
+pub struct MessagesDocumentSource {
+    /// Declared media type.
+    pub media_type: Option<String>,
 }
 
 /// The media types an image block may declare.
@@ -238,7 +285,7 @@ pub enum ToolResultContent {
     /// Plain text.
     Text(String),
     /// Result blocks.
-    Blocks(Vec<ToolResultBlock>),
+    Blocks(Vec<MessagesToolResultBlock>),
 }
 
 impl<'de> Deserialize<'de> for ToolResultContent {
@@ -255,7 +302,7 @@ impl<'de> Deserialize<'de> for ToolResultContent {
 /// A block inside a tool result.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ToolResultBlock {
+pub enum MessagesToolResultBlock {
     /// Text.
     Text {
         /// The text.
@@ -264,7 +311,12 @@ pub enum ToolResultBlock {
     /// An image.
     Image {
         /// Where the image comes from.
-        source: ImageSourceParam,
+        source: MessagesImageSource,
+    },
+    /// A document (shown as an "unsupported document" note).
+    Document {
+        /// The document source.
+        source: MessagesDocumentSource,
     },
     /// A reference to a declared tool (rendered as its name).
     ToolReference {
@@ -274,7 +326,7 @@ pub enum ToolResultBlock {
 }
 
 /// A declared tool. Any `type` marks a server tool, which is rejected.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct MessagesTool {
     /// Tool name.
     pub name: String,
@@ -285,8 +337,60 @@ pub struct MessagesTool {
     /// Loaded on demand (kept for V4.1 only).
     pub defer_loading: Option<bool>,
     /// Server tool type (`web_search_20250305`, …).
-    #[serde(rename = "type")]
     pub kind: Option<String>,
+}
+
+/// A server tool declaration (`type` and `name`).
+#[derive(Deserialize)]
+struct MessagesServerTool {
+    #[serde(rename = "type")]
+    kind: String,
+    name: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for MessagesTool {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let value = Value::deserialize(deserializer)?;
+        if value.get("type").is_some() {
+            let server = value_as::<MessagesServerTool, D>(value)?;
+            return Ok(Self {
+                name: server.name.unwrap_or_default(),
+                description: None,
+                input_schema: None,
+                defer_loading: None,
+                kind: Some(server.kind),
+            });
+        }
+        // A custom tool: each field is read on its own, its errors prefixed with its name.
+        let mut object = match value {
+            Value::Object(object) => object,
+            _ => serde_json::Map::new(),
+        };
+        fn field<'de, T: serde::de::DeserializeOwned, D: Deserializer<'de>>(
+            object: &mut serde_json::Map<String, Value>,
+            name: &str,
+        ) -> std::result::Result<Option<T>, D::Error> {
+            match object.remove(name) {
+                None => Ok(None),
+                Some(value) => T::deserialize(value)
+                    .map(Some)
+                    .map_err(|err| D::Error::custom(format!("field `{name}`: {err}"))),
+            }
+        }
+        let name = field::<String, D>(&mut object, "name")?
+            .ok_or_else(|| D::Error::custom("missing field `name`"))?;
+        let description = field::<Option<String>, D>(&mut object, "description")?.flatten();
+        let input_schema = object.remove("input_schema");
+        let defer_loading = field::<Option<bool>, D>(&mut object, "defer_loading")?.flatten();
+        Ok(Self {
+            name,
+            description,
+            input_schema,
+            defer_loading,
+            kind: None,
+        })
+    }
 }
 
 /// `tool_choice`, tagged by `type`.
@@ -294,13 +398,21 @@ pub struct MessagesTool {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum MessagesToolChoice {
     /// The model decides.
-    Auto {},
+    Auto {
+        /// Checked, no effect.
+        disable_parallel_tool_use: Option<bool>,
+    },
     /// Any tool (treated as `auto`).
-    Any {},
+    Any {
+        /// Checked, no effect.
+        disable_parallel_tool_use: Option<bool>,
+    },
     /// A call of the named tool.
     Tool {
         /// The tool name.
         name: String,
+        /// Checked, no effect.
+        disable_parallel_tool_use: Option<bool>,
     },
     /// No tool calls.
     None {},

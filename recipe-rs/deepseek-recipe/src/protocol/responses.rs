@@ -30,9 +30,9 @@ pub struct ResponsesRequest {
     /// Tool choice.
     pub tool_choice: Option<ResponsesToolChoice>,
     /// Reasoning settings (only `effort` is used).
-    pub reasoning: Option<ReasoningParam>,
+    pub reasoning: Option<ResponsesReasoningConfig>,
     /// Text output settings.
-    pub text: Option<TextParam>,
+    pub text: Option<ResponsesTextConfig>,
     /// Whether to stream.
     pub stream: Option<bool>,
     /// End-user id (echoed).
@@ -106,46 +106,86 @@ impl<'de> Deserialize<'de> for ResponsesInput {
 #[derive(Debug, Clone)]
 pub enum InputItem {
     /// A message.
-    Message(MessageItem),
+    Message(ResponsesInputMessage),
     /// Reasoning from an earlier turn.
-    Reasoning(ReasoningItem),
+    Reasoning(ResponsesReasoningItem),
     /// A function call from an earlier turn.
-    FunctionCall(FunctionCallItem),
+    FunctionCall(ResponsesFunctionCall),
     /// The output of a function call.
-    FunctionCallOutput(CallOutputItem),
+    FunctionCallOutput(ResponsesFunctionCallOutput),
     /// A custom tool call from an earlier turn.
-    CustomToolCall(CustomToolCallItem),
+    CustomToolCall(ResponsesCustomToolCall),
     /// The output of a custom tool call.
-    CustomToolCallOutput(CallOutputItem),
+    CustomToolCallOutput(ResponsesCustomToolCallOutput),
     /// A tool search call.
-    ToolSearchCall(ToolSearchCallItem),
+    ToolSearchCall(ResponsesToolSearchCall),
     /// The tools a tool search returned.
-    ToolSearchOutput(ToolSearchOutputItem),
-    /// Any other item (web search calls, item references, …).
+    ToolSearchOutput(ResponsesToolSearchOutput),
+    /// A web search call (dropped; it ends an open run of calls).
+    WebSearchCall,
+    /// Any other item (item references, unknown types, …).
     Other,
 }
 
 impl<'de> Deserialize<'de> for InputItem {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        // An object with a `type` is a typed item (unknown types are kept as `Other`); one
+        // without is a message when it has a `role`; anything else is no input item.
         let value = Value::deserialize(deserializer)?;
-        let kind = value.get("type").and_then(Value::as_str).map(str::to_owned);
-        Ok(match kind.as_deref() {
-            None | Some("message") => Self::Message(value_as::<_, D>(value)?),
-            Some("reasoning") => Self::Reasoning(value_as::<_, D>(value)?),
-            Some("function_call") => Self::FunctionCall(value_as::<_, D>(value)?),
-            Some("function_call_output") => Self::FunctionCallOutput(value_as::<_, D>(value)?),
-            Some("custom_tool_call") => Self::CustomToolCall(value_as::<_, D>(value)?),
-            Some("custom_tool_call_output") => Self::CustomToolCallOutput(value_as::<_, D>(value)?),
-            Some("tool_search_call") => Self::ToolSearchCall(value_as::<_, D>(value)?),
-            Some("tool_search_output") => Self::ToolSearchOutput(value_as::<_, D>(value)?),
-            Some(_) => Self::Other,
+        let Some(object) = value.as_object() else {
+            return Err(serde::de::Error::custom("invalid input item"));
+        };
+        let kind = match object.get("type") {
+            None if object.contains_key("role") => {
+                return value_as::<_, D>(value).map(Self::Message)
+            }
+            None => return Err(serde::de::Error::custom("invalid input item")),
+            Some(Value::String(kind)) => kind.clone(),
+            Some(other) => {
+                return Err(serde::de::Error::custom(format!(
+                    "invalid type: {}, expected variant identifier",
+                    unexpected(other)
+                )))
+            }
+        };
+        Ok(match kind.as_str() {
+            "message" => Self::Message(value_as::<_, D>(value)?),
+            "reasoning" => Self::Reasoning(value_as::<_, D>(value)?),
+            "function_call" => Self::FunctionCall(value_as::<_, D>(value)?),
+            "function_call_output" => Self::FunctionCallOutput(value_as::<_, D>(value)?),
+            "custom_tool_call" => Self::CustomToolCall(value_as::<_, D>(value)?),
+            "custom_tool_call_output" => Self::CustomToolCallOutput(value_as::<_, D>(value)?),
+            "tool_search_call" => Self::ToolSearchCall(value_as::<_, D>(value)?),
+            "tool_search_output" => Self::ToolSearchOutput(value_as::<_, D>(value)?),
+            "web_search_call" => Self::WebSearchCall,
+            _ => Self::Other,
         })
+    }
+}
+
+/// How serde describes an unexpected JSON value (`integer \`5\``, `map`, …).
+pub(crate) fn unexpected(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(flag) => format!("boolean `{flag}`"),
+        Value::Number(number) => match (number.as_u64(), number.as_i64(), number.as_f64()) {
+            (Some(n), _, _) => format!("integer `{n}`"),
+            (None, Some(n), _) => format!("integer `{n}`"),
+            (_, _, Some(n)) => format!(
+                "floating point `{}`",
+                serde_json::to_string(&n).unwrap_or_default()
+            ),
+            _ => "number".to_owned(),
+        },
+        Value::String(text) => format!("string {text:?}"),
+        Value::Array(_) => "sequence".to_owned(),
+        Value::Object(_) => "map".to_owned(),
     }
 }
 
 /// A message item.
 #[derive(Debug, Clone, Deserialize)]
-pub struct MessageItem {
+pub struct ResponsesInputMessage {
     /// Who wrote it.
     pub role: ItemRole,
     /// Its content.
@@ -172,14 +212,14 @@ pub enum ItemContent {
     /// Plain text.
     Text(String),
     /// Content parts.
-    Parts(Vec<ContentPart>),
+    Parts(Vec<ResponsesContentBlock>),
 }
 
 impl<'de> Deserialize<'de> for ItemContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
         string_or_list(
             deserializer,
-            "content should be a string or a list",
+            "content should be a string or a list of content blocks",
             Self::Text,
             Self::Parts,
         )
@@ -189,7 +229,7 @@ impl<'de> Deserialize<'de> for ItemContent {
 /// A content part, tagged by `type`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentPart {
+pub enum ResponsesContentBlock {
     /// Input text.
     InputText {
         /// The text.
@@ -215,34 +255,36 @@ pub enum ContentPart {
 
 /// A reasoning item.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ReasoningItem {
+pub struct ResponsesReasoningItem {
     /// Reasoning texts.
-    pub content: Option<Vec<ReasoningText>>,
+    pub content: Option<Vec<ResponsesReasoningContent>>,
+    /// Opaque reasoning (checked, not rendered).
+    pub encrypted_content: Option<String>,
 }
 
 /// One reasoning text.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ReasoningText {
+pub struct ResponsesReasoningContent {
     /// The text.
     pub text: String,
 }
 
 /// A function call item.
 #[derive(Debug, Clone, Deserialize)]
-pub struct FunctionCallItem {
+pub struct ResponsesFunctionCall {
+    /// Arguments text.
+    pub arguments: String,
     /// Call id.
     pub call_id: String,
     /// Function name (local to `namespace` when given).
     pub name: String,
-    /// Arguments text.
-    pub arguments: String,
     /// Namespace of the function.
     pub namespace: Option<String>,
 }
 
 /// A custom tool call item.
 #[derive(Debug, Clone, Deserialize)]
-pub struct CustomToolCallItem {
+pub struct ResponsesCustomToolCall {
     /// Call id.
     pub call_id: String,
     /// Tool name.
@@ -251,13 +293,22 @@ pub struct CustomToolCallItem {
     pub input: String,
 }
 
-/// A (function or custom) call output item.
+/// A function call output item (without `call_id` it is a tool message answering no call).
 #[derive(Debug, Clone, Deserialize)]
-pub struct CallOutputItem {
-    /// The call this answers.
-    pub call_id: String,
+pub struct ResponsesFunctionCallOutput {
     /// The output.
     pub output: CallOutput,
+    /// The call this answers.
+    pub call_id: Option<String>,
+}
+
+/// A custom tool call output item.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResponsesCustomToolCallOutput {
+    /// The call this answers.
+    pub call_id: String,
+    /// The output (absent or `null`: empty).
+    pub output: Option<CallOutput>,
 }
 
 /// Call output: a string or parts.
@@ -266,66 +317,217 @@ pub enum CallOutput {
     /// Plain text.
     Text(String),
     /// Text, image and file parts.
-    Parts(Vec<ContentPart>),
+    Parts(Vec<ResponsesToolCallOutputItem>),
+}
+
+/// A part of a call output, tagged by `type`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResponsesToolCallOutputItem {
+    /// Text.
+    InputText {
+        /// The text.
+        text: String,
+    },
+    /// An image.
+    InputImage {
+        /// URL or data URL.
+        image_url: Option<String>,
+        /// Uploaded file id (not supported).
+        file_id: Option<String>,
+        /// Requested detail.
+        detail: Option<ImageDetailParam>,
+    },
+    /// A file (shown as an "unsupported document" note).
+    InputFile {},
+}
+
+impl From<ResponsesToolCallOutputItem> for ResponsesContentBlock {
+    fn from(part: ResponsesToolCallOutputItem) -> Self {
+        match part {
+            ResponsesToolCallOutputItem::InputText { text } => Self::InputText { text },
+            ResponsesToolCallOutputItem::InputImage {
+                image_url,
+                file_id,
+                detail,
+            } => Self::InputImage {
+                image_url,
+                file_id,
+                detail,
+            },
+            ResponsesToolCallOutputItem::InputFile {} => Self::InputFile {},
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for CallOutput {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
         string_or_list(
             deserializer,
-            "output should be a string or a list",
+            "output should be a string or a list of output content parts",
             Self::Text,
             Self::Parts,
         )
     }
 }
 
+/// Where a tool search ran (both are rendered alike, for V4.1 only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolSearchExecution {
+    /// Run by the client.
+    Client,
+    /// Run by the server.
+    Server,
+}
+
 /// A tool search call item.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ToolSearchCallItem {
+pub struct ResponsesToolSearchCall {
     /// Call id.
-    pub call_id: Option<String>,
-    /// `client` (kept) or `server` (dropped).
-    pub execution: Option<String>,
+    pub call_id: String,
     /// Search arguments.
-    pub arguments: Option<Value>,
+    pub arguments: serde_json::Map<String, Value>,
+    /// Where the search ran.
+    pub execution: Option<ToolSearchExecution>,
 }
 
 /// A tool search output item.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ToolSearchOutputItem {
+pub struct ResponsesToolSearchOutput {
     /// The call this answers.
-    pub call_id: Option<String>,
-    /// `client` (kept) or `server` (dropped).
-    pub execution: Option<String>,
-    /// The tools found.
-    pub tools: Option<Vec<FunctionTool>>,
+    pub call_id: String,
+    /// Where the search ran.
+    pub execution: Option<ToolSearchExecution>,
+    /// The tools found (read like a nested tagged enum: a `type` may be a variant index).
+    #[serde(deserialize_with = "searched_tools")]
+    pub tools: Vec<ResponsesTool>,
+}
+
+/// The variants of the reference's tool enum, in order (a `type` given as an index picks one;
+/// higher indexes are unsupported tools).
+const TOOL_VARIANTS: [&str; 6] = [
+    "function",
+    "web_search",
+    "web_search_2025_08_26",
+    "namespace",
+    "custom",
+    "tool_search",
+];
+
+/// The tools of a tool search output. Nested in a tagged item, the reference reads their
+/// `type` from buffered content, where an unsigned integer names a variant by index.
+fn searched_tools<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Vec<ResponsesTool>, D::Error> {
+    let values = Vec::<Value>::deserialize(deserializer)?;
+    values
+        .into_iter()
+        .map(|mut value| {
+            if let Some(index) = value.get("type").and_then(Value::as_u64) {
+                let kind = usize::try_from(index)
+                    .ok()
+                    .and_then(|index| TOOL_VARIANTS.get(index))
+                    .copied()
+                    .unwrap_or("\u{0}unsupported");
+                value["type"] = Value::String(kind.to_owned());
+            }
+            value_as::<_, D>(value)
+        })
+        .collect()
+}
+
+/// A `type` given as a variant index inside buffered content: replaced by the variant's name
+/// (`variants` in order); an index past the end is the reference's error.
+pub(crate) fn indexed_tag(value: &mut Value, variants: &[&str]) -> std::result::Result<(), String> {
+    if let Some(index) = value.get("type").and_then(Value::as_u64) {
+        let Some(kind) = usize::try_from(index)
+            .ok()
+            .and_then(|index| variants.get(index))
+        else {
+            return Err(format!(
+                "invalid value: integer `{index}`, expected variant index 0 <= i < {}",
+                variants.len()
+            ));
+        };
+        value["type"] = Value::String((*kind).to_owned());
+    }
+    Ok(())
 }
 
 /// A declared tool, by `type`; types the recipe does not serve are [`ResponsesTool::Other`].
 #[derive(Debug, Clone)]
 pub enum ResponsesTool {
     /// A function.
-    Function(FunctionTool),
+    Function(ResponsesFunctionTool),
     /// A custom (free-form input) tool.
     Custom(CustomTool),
     /// A group of functions under a namespace.
     Namespace(NamespaceTool),
     /// The web search server tool.
-    WebSearch,
+    WebSearch(ResponsesWebSearchTool),
+    /// The tool search tool (nothing to declare; listed back in tool search results).
+    ToolSearch(ResponsesToolSearchTool),
     /// Any other tool type (silently dropped).
     Other,
+}
+
+/// The tool search tool's settings.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResponsesToolSearchTool {
+    /// Where searches run.
+    pub execution: Option<ToolSearchExecution>,
+    /// Description.
+    pub description: Option<String>,
+    /// JSON schema of the search arguments.
+    pub parameters: Option<Value>,
 }
 
 impl<'de> Deserialize<'de> for ResponsesTool {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
-        let kind = value.get("type").and_then(Value::as_str).map(str::to_owned);
+        match &value {
+            Value::Object(_) => {}
+            // The sequence form of the reference's tagged enum: the tag comes first.
+            Value::Array(items) => {
+                return match items.first() {
+                    None => Err(serde::de::Error::custom("missing field `type`")),
+                    Some(Value::String(_)) => Ok(Self::Other),
+                    Some(other) => Err(serde::de::Error::custom(format!(
+                        "invalid type: {}, expected variant identifier",
+                        unexpected(other)
+                    ))),
+                };
+            }
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "invalid type: {}, expected internally tagged enum ResponsesTool",
+                    unexpected(other)
+                )))
+            }
+        }
+        let kind = match value.get("type") {
+            None => return Err(serde::de::Error::custom("missing field `type`")),
+            Some(Value::String(kind)) => Some(kind.clone()),
+            Some(other) => {
+                return Err(serde::de::Error::custom(format!(
+                    "invalid type: {}, expected variant identifier",
+                    unexpected(other)
+                )))
+            }
+        };
         Ok(match kind.as_deref() {
             Some("function") => Self::Function(value_as::<_, D>(value)?),
             Some("custom") => Self::Custom(value_as::<_, D>(value)?),
             Some("namespace") => Self::Namespace(value_as::<_, D>(value)?),
-            Some("web_search" | "web_search_2025_08_26") => Self::WebSearch,
+            Some(kind @ ("web_search" | "web_search_2025_08_26")) => {
+                let kind = kind.to_owned();
+                Self::WebSearch(ResponsesWebSearchTool {
+                    kind,
+                    ..value_as::<_, D>(value)?
+                })
+            }
+            Some("tool_search") => Self::ToolSearch(value_as::<_, D>(value)?),
             _ => Self::Other,
         })
     }
@@ -333,7 +535,7 @@ impl<'de> Deserialize<'de> for ResponsesTool {
 
 /// A function tool.
 #[derive(Debug, Clone, Deserialize)]
-pub struct FunctionTool {
+pub struct ResponsesFunctionTool {
     /// Function name.
     pub name: String,
     /// Description.
@@ -342,8 +544,43 @@ pub struct FunctionTool {
     pub parameters: Option<Value>,
     /// Strict mode.
     pub strict: Option<bool>,
-    /// Loaded on demand (kept for V4.1 only).
-    pub defer_loading: Option<bool>,
+}
+
+/// The web search server tool's settings (only listed back in tool search results).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResponsesWebSearchTool {
+    /// The tool's `type` (`web_search` or `web_search_2025_08_26`).
+    #[serde(skip)]
+    pub kind: String,
+    /// Search context size.
+    pub search_context_size: Option<SearchContextSize>,
+    /// Approximate user location.
+    pub user_location: Option<ResponsesUserLocation>,
+}
+
+/// `search_context_size` of the web search tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchContextSize {
+    /// Low.
+    Low,
+    /// Medium.
+    Medium,
+    /// High.
+    High,
+}
+
+/// `user_location` of the web search tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct ResponsesUserLocation {
+    /// City.
+    pub city: Option<String>,
+    /// Country code.
+    pub country: Option<String>,
+    /// Region.
+    pub region: Option<String>,
+    /// Time zone.
+    pub timezone: Option<String>,
 }
 
 /// A custom tool (only `apply_patch` is served).
@@ -358,6 +595,8 @@ pub struct CustomTool {
 pub struct NamespaceTool {
     /// Namespace name.
     pub name: String,
+    /// Description (V4.1 puts it before each member's description).
+    pub description: Option<String>,
     /// The member tools.
     pub tools: Vec<NamespaceMember>,
 }
@@ -366,7 +605,7 @@ pub struct NamespaceTool {
 #[derive(Debug, Clone)]
 pub enum NamespaceMember {
     /// A function.
-    Function(FunctionTool),
+    Function(ResponsesFunctionTool),
     /// A custom tool (not allowed inside namespaces).
     Custom(CustomTool),
     /// Any other tool type (ignored).
@@ -375,14 +614,23 @@ pub enum NamespaceMember {
 
 impl<'de> Deserialize<'de> for NamespaceMember {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        let kind = value.get("type").and_then(Value::as_str).map(str::to_owned);
-        Ok(match kind.as_deref() {
-            Some("function") => Self::Function(value_as::<_, D>(value)?),
-            Some("custom") => Self::Custom(value_as::<_, D>(value)?),
-            _ => Self::Other,
+        // Nested in a tagged tool, the reference reads the `type` from buffered content,
+        // where an unsigned integer names a variant by index.
+        let mut value = Value::deserialize(deserializer)?;
+        indexed_tag(&mut value, &["function", "custom"]).map_err(serde::de::Error::custom)?;
+        Ok(match value_as::<ResponsesNamespaceTool, D>(value)? {
+            ResponsesNamespaceTool::Function(function) => Self::Function(function),
+            ResponsesNamespaceTool::Custom { name } => Self::Custom(CustomTool { name }),
         })
     }
+}
+
+/// A namespace member as the reference reads it: only functions and custom tools.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResponsesNamespaceTool {
+    Function(ResponsesFunctionTool),
+    Custom { name: String },
 }
 
 /// `tool_choice`: a mode string or a typed object.
@@ -405,7 +653,7 @@ pub enum ResponsesToolChoice {
 /// The object form of a tool choice.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum ToolChoiceObject {
+enum ResponsesNamedToolChoice {
     Function {
         name: String,
     },
@@ -431,13 +679,15 @@ impl<'de> Deserialize<'de> for ResponsesToolChoice {
                 "required" => Ok(Self::Required),
                 _ => Err(wrong()),
             },
-            object @ Value::Object(_) => Ok(match value_as::<ToolChoiceObject, D>(object)? {
-                ToolChoiceObject::Function { name } => Self::Function(name),
-                ToolChoiceObject::Custom { name } => Self::Custom(name),
-                ToolChoiceObject::WebSearch {} | ToolChoiceObject::WebSearchDated {} => {
-                    Self::WebSearch
-                }
-            }),
+            object @ Value::Object(_) if object.get("type").is_none() => Err(wrong()),
+            object @ Value::Object(_) => {
+                Ok(match value_as::<ResponsesNamedToolChoice, D>(object)? {
+                    ResponsesNamedToolChoice::Function { name } => Self::Function(name),
+                    ResponsesNamedToolChoice::Custom { name } => Self::Custom(name),
+                    ResponsesNamedToolChoice::WebSearch {}
+                    | ResponsesNamedToolChoice::WebSearchDated {} => Self::WebSearch,
+                })
+            }
             _ => Err(wrong()),
         }
     }
@@ -445,16 +695,33 @@ impl<'de> Deserialize<'de> for ResponsesToolChoice {
 
 /// `reasoning`.
 #[derive(Debug, Clone, Copy, Deserialize)]
-pub struct ReasoningParam {
+pub struct ResponsesReasoningConfig {
     /// Requested effort (`none` turns thinking off).
     pub effort: Option<EffortParam>,
+    /// Summary setting (checked, no effect).
+    pub summary: Option<ReasoningSummary>,
+    /// Older spelling of `summary` (checked, no effect).
+    pub generate_summary: Option<ReasoningSummary>,
+}
+
+/// `reasoning.summary`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase", rename = "ResponsesReasoningSummary")]
+pub enum ReasoningSummary {
+    /// Auto.
+    Auto,
+    /// Concise.
+    Concise,
+    /// Detailed.
+    Detailed,
 }
 
 /// `text`.
 #[derive(Debug, Clone, Deserialize)]
-pub struct TextParam {
-    /// Output format.
-    pub format: Option<TextFormat>,
+pub struct ResponsesTextConfig {
+    /// Output format (absent: text; `null` is refused).
+    #[serde(default)]
+    pub format: ResponsesTextFormat,
     /// Verbosity (checked, no effect).
     pub verbosity: Option<Verbosity>,
 }
@@ -472,10 +739,11 @@ pub enum Verbosity {
 }
 
 /// `text.format`, tagged by `type`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum TextFormat {
+pub enum ResponsesTextFormat {
     /// Free text.
+    #[default]
     Text,
     /// JSON matching a schema.
     JsonSchema {

@@ -118,9 +118,9 @@ impl Accumulator {
             GeneratorConfig::Messages(config) => {
                 Self::Messages(MessagesResponse::new(&config.id, &config.model, prompt))
             }
-            GeneratorConfig::Responses(config) => {
-                Self::Responses(Box::new(ResponsesResponse::new(config, created)))
-            }
+            GeneratorConfig::Responses(config) => Self::Responses(Box::new(
+                ResponsesResponse::new(&config.id, &config.model, created),
+            )),
         }
     }
 

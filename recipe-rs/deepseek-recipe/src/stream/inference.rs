@@ -31,11 +31,12 @@ pub enum InferenceFinishReason {
     ContentFilter,
 }
 
-/// The log probability of one candidate token: `(token_id, logprob)`.
-pub type TopLogprob = (u32, f64);
+/// The log probability of one candidate token: `(token_id, logprob)`. Log probabilities are
+/// `f32`, the precision the official API reports them in.
+pub type TopLogprob = (u32, f32);
 
 /// The log probability of one generated token and its top alternatives.
-pub type TokenLogprobs = (f64, Vec<TopLogprob>);
+pub type TokenLogprobs = (f32, Vec<TopLogprob>);
 
 /// One unit of backend output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

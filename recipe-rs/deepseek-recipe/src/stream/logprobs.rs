@@ -8,7 +8,7 @@ pub struct TopLogprobEntry {
     /// The token text (or `\xNN` escapes when its bytes are not valid UTF-8).
     pub token: String,
     /// Its log probability.
-    pub logprob: f64,
+    pub logprob: f32,
     /// The token's raw bytes.
     pub bytes: Vec<u8>,
 }
@@ -19,7 +19,7 @@ pub struct LogprobEntry {
     /// The token text (or `\xNN` escapes when its bytes are not valid UTF-8).
     pub token: String,
     /// Its log probability.
-    pub logprob: f64,
+    pub logprob: f32,
     /// The token's raw bytes.
     pub bytes: Vec<u8>,
     /// The most likely alternatives.

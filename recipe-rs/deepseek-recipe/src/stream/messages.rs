@@ -465,23 +465,24 @@ impl MessagesResponse {
                 self.message.stop_sequence.clone_from(&delta.stop_sequence);
                 self.message.usage = *usage;
             }
-            MessagesEvent::Ping
-            | MessagesEvent::ContentBlockStop { .. }
-            | MessagesEvent::MessageStop => {}
+            MessagesEvent::ContentBlockStop { index } => {
+                // A tool's input is parsed when its block closes (`{}` unless an object); a
+                // block never closed (the stream failed first) keeps the empty input.
+                if let (Some(ContentBlock::ToolUse { input, .. }), Some(arguments)) = (
+                    self.message.content.get_mut(*index),
+                    self.arguments.get(*index),
+                ) {
+                    if let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(arguments) {
+                        *input = value;
+                    }
+                }
+            }
+            MessagesEvent::Ping | MessagesEvent::MessageStop => {}
         }
     }
 
-    /// The message with tool inputs parsed from their argument text (`{}` when not an object).
+    /// The message as accumulated so far.
     pub fn message(&self) -> Message {
-        let mut message = self.message.clone();
-        for (block, arguments) in message.content.iter_mut().zip(&self.arguments) {
-            if let ContentBlock::ToolUse { input, .. } = block {
-                *input = match serde_json::from_str::<Value>(arguments) {
-                    Ok(value @ Value::Object(_)) => value,
-                    _ => Value::Object(Default::default()),
-                };
-            }
-        }
-        message
+        self.message.clone()
     }
 }

@@ -7,6 +7,7 @@
 pub mod chat;
 pub mod chunk;
 pub mod config;
+pub mod custom_input;
 pub mod decode;
 pub mod events;
 pub mod ids;
@@ -25,7 +26,7 @@ pub use chunk::{Accumulator, Chunk};
 pub use config::GeneratorConfig;
 pub use decode::TokenText;
 pub use inference::{InferenceChunk, InferenceFinishReason, PromptUsage};
-pub use parser::{Piece, StreamParser};
+pub use parser::{Piece, PieceKind, StreamParser};
 pub use parsing_options::{ParsingOptions, ThinkingInitialStage};
 pub use processor::StreamProcessor;
 pub use sse::SseStream;

@@ -8,7 +8,7 @@ use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::ids::IdSource;
 use super::inference::{InferenceChunk, InferenceFinishReason, PromptUsage, TokenLogprobs};
 use super::messages::MessagesGenerator;
-use super::parser::{ParserEvent, StreamParser};
+use super::parser::{ParserEvent, PieceKind, StreamParser};
 use super::parsing_options::ParsingOptions;
 use super::responses::{ResponsesEvent, ResponsesGenerator};
 use super::token_text::SharedTokenText;
@@ -209,7 +209,7 @@ impl StreamProcessor {
         self.ensure_started(out);
         self.completion_tokens = self.completion_tokens.saturating_add(token_count);
         self.parser
-            .push_str(text, Vec::new(), false, &mut self.parser_events);
+            .push_str(text, Vec::new(), PieceKind::Text, &mut self.parser_events);
         self.forward(out);
         Ok(())
     }
@@ -223,6 +223,10 @@ impl StreamProcessor {
         out: &mut impl Emit<Chunk>,
     ) -> Result<()> {
         self.check_open()?;
+        let Some(tokenizer) = self.tokenizer.as_deref() else {
+            self.status = Status::Closed;
+            return Err(stream_error("token chunk received without a tokenizer"));
+        };
         if let Some(logprobs) = logprobs {
             if logprobs.len() != token_ids.len() {
                 self.status = Status::Closed;
@@ -233,22 +237,21 @@ impl StreamProcessor {
                 )));
             }
         }
-        let Some(tokenizer) = self.tokenizer.as_deref() else {
-            self.status = Status::Closed;
-            return Err(stream_error("token chunk received without a tokenizer"));
-        };
-        if !self.started {
-            self.started = true;
-            self.generator.start(&self.start, out);
-        }
         let parser = &mut self.parser;
         let events = &mut self.parser_events;
+        let mut pieces = 0;
         let released =
             self.decoder
-                .decode_each(tokenizer, token_ids, logprobs, |text, logprobs| {
-                    parser.push_str(text, logprobs, true, events);
+                .decode_each(tokenizer, token_ids, logprobs, |text, logprobs, kind| {
+                    pieces += 1;
+                    parser.push_str(text, logprobs, kind, events);
+                    !parser.stopped()
                 });
         self.completion_tokens = self.completion_tokens.saturating_add(released);
+        // Token ids that release no text yet (pending UTF-8, unknown ids) do not start the stream.
+        if pieces > 0 {
+            self.ensure_started(out);
+        }
         self.forward(out);
         Ok(())
     }

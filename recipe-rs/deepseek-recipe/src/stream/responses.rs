@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::chunk::Emit;
+use super::custom_input::CustomInput;
 use super::events::{OutputEvent, StreamEnd, StreamStart, StreamUsage};
 use super::json_writer::{write_key, write_str, write_u64, write_usize, write_value};
 use super::logprobs::LogprobEntry;
-use super::parser::ArgumentFragment;
 
 /// Request values a Responses response object repeats (the request "echo").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,8 +96,9 @@ impl Default for ResponsesConfig {
     }
 }
 
-/// Request tools as the response object reports them: functions with `strict` (null when not
-/// set), custom tools by type and name, namespaces with their reported functions.
+/// Request tools as the response object reports them: functions with `description` and `strict`
+/// (null when not set), custom tools by type and name, namespaces with their description (null
+/// when not set) and reported functions.
 pub fn report_tools(request_tools: &[Value]) -> Vec<Value> {
     request_tools.iter().map(report_tool).collect()
 }
@@ -109,9 +110,7 @@ fn report_tool(tool: &Value) -> Value {
             let mut reported = serde_json::Map::new();
             reported.insert("type".into(), "function".into());
             reported.insert("name".into(), field("name"));
-            if let Some(description) = tool.get("description") {
-                reported.insert("description".into(), description.clone());
-            }
+            reported.insert("description".into(), field("description"));
             reported.insert("parameters".into(), field("parameters"));
             reported.insert("strict".into(), field("strict"));
             Value::Object(reported)
@@ -125,9 +124,7 @@ fn report_tool(tool: &Value) -> Value {
             let mut reported = serde_json::Map::new();
             reported.insert("type".into(), "namespace".into());
             reported.insert("name".into(), field("name"));
-            if let Some(description) = tool.get("description") {
-                reported.insert("description".into(), description.clone());
-            }
+            reported.insert("description".into(), field("description"));
             reported.insert("tools".into(), Value::Array(report_tools(inner)));
             Value::Object(reported)
         }
@@ -523,6 +520,8 @@ pub struct ResponsesGenerator {
     open: bool,
     /// The id of the latest item an event named, shared by its events: `(output index, id)`.
     item_id: Option<(usize, Arc<str>)>,
+    /// The input of the open custom tool call.
+    custom_input: CustomInput,
 }
 
 impl ResponsesGenerator {
@@ -536,6 +535,7 @@ impl ResponsesGenerator {
             sequence: 0,
             open: false,
             item_id: None,
+            custom_input: CustomInput::default(),
         }
     }
 
@@ -684,6 +684,7 @@ impl ResponsesGenerator {
                 let number = self.response.output.len();
                 let response_id = &self.config.id;
                 let item = if self.config.custom_tools.contains(&name) {
+                    self.custom_input = CustomInput::default();
                     OutputItem::CustomToolCall {
                         id: format!("ctc_{response_id}_{number}"),
                         status: "in_progress",
@@ -726,13 +727,9 @@ impl ResponsesGenerator {
                         event.delta = Some(text);
                         out.emit(event);
                     }
-                    OutputItem::CustomToolCall { input, .. } => {
-                        if let ArgumentFragment::Value { raw, .. } = fragment {
-                            input.push_str(&raw);
-                            let mut event =
-                                self.item_event("response.custom_tool_call_input.delta", index);
-                            event.delta = Some(raw);
-                            out.emit(event);
+                    OutputItem::CustomToolCall { .. } => {
+                        if let Some(delta) = self.custom_input.push(&fragment) {
+                            self.custom_input_delta(index, delta, out);
                         }
                     }
                     OutputItem::Reasoning { .. } | OutputItem::Message { .. } => {}
@@ -758,6 +755,14 @@ impl ResponsesGenerator {
             return;
         };
         self.open = false;
+        if matches!(
+            self.response.output[index],
+            OutputItem::CustomToolCall { .. }
+        ) {
+            if let Some(held) = self.custom_input.finish() {
+                self.custom_input_delta(index, held, out);
+            }
+        }
         let item = &mut self.response.output[index];
         item.set_status(status);
         match item.clone() {
@@ -808,6 +813,21 @@ impl ResponsesGenerator {
         out.emit(event);
     }
 
+    /// Appends `delta` to the custom tool call at `index` and sends it.
+    fn custom_input_delta(
+        &mut self,
+        index: usize,
+        delta: String,
+        out: &mut impl Emit<ResponsesEvent>,
+    ) {
+        if let OutputItem::CustomToolCall { input, .. } = &mut self.response.output[index] {
+            input.push_str(&delta);
+        }
+        let mut event = self.item_event("response.custom_tool_call_input.delta", index);
+        event.delta = Some(delta);
+        out.emit(event);
+    }
+
     fn part_done(
         &mut self,
         index: usize,
@@ -841,11 +861,6 @@ impl ResponsesGenerator {
             },
             out,
         );
-        let reasoning_tokens = if self.config.thinking_mode {
-            usage.reasoning_tokens
-        } else {
-            None
-        };
         self.response.usage = Some(ResponsesUsage {
             input_tokens: usage.prompt.prompt_tokens,
             input_tokens_details: InputTokensDetails {
@@ -853,7 +868,8 @@ impl ResponsesGenerator {
             },
             output_tokens: usage.completion_tokens,
             output_tokens_details: OutputTokensDetails {
-                reasoning_tokens: reasoning_tokens.unwrap_or(0),
+                // Counted whenever the output had a thinking stage, whatever the request's mode.
+                reasoning_tokens: usage.reasoning_tokens.unwrap_or(0),
             },
             total_tokens: usage.total_tokens(),
         });
@@ -881,10 +897,16 @@ pub struct ResponsesResponse {
 }
 
 impl ResponsesResponse {
-    /// An empty in-progress response (replaced by the stream's own object when it starts).
-    pub fn new(config: &ResponsesConfig, created_at: u64) -> Self {
+    /// An empty in-progress response that knows nothing of the request (every request setting
+    /// at its default) until the stream's own object replaces it when the stream starts.
+    pub fn new(id: impl Into<String>, model: impl Into<String>, created_at: u64) -> Self {
+        let config = ResponsesConfig {
+            id: id.into(),
+            model: model.into(),
+            ..ResponsesConfig::default()
+        };
         Self {
-            response: ResponseObject::new(config, created_at),
+            response: ResponseObject::new(&config, created_at),
         }
     }
 

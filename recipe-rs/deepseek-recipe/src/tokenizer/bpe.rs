@@ -102,6 +102,18 @@ fn pair_key(left: u32, right: u32) -> u64 {
     (u64::from(left) << 32) | u64::from(right)
 }
 
+impl EncodeState<'_> {
+    /// Empties the word cache once it holds more than `words` words, keeping its memory: a
+    /// worker's cache, kept over many texts, stays small enough to be read from the CPU cache.
+    /// (Clearing costs time in proportion to the cache's size, so it is not done per text.)
+    pub(super) fn forget_words_over(&mut self, words: usize) {
+        if self.cache.len() > words {
+            self.cache.clear();
+            self.cached_ids.clear();
+        }
+    }
+}
+
 impl Bpe {
     /// A model from the id of each byte's token and the merges `(left, right) -> merge`.
     pub(super) fn new(byte_ids: [u32; 256], merges: FxHashMap<(u32, u32), Merge>) -> Self {

@@ -6,10 +6,12 @@
 //! (see `docs/tokenizer.md`).
 
 mod added;
+mod batch;
 mod bpe;
 mod bytelevel;
 mod chars;
 mod decode;
+mod extend;
 mod load;
 mod parallel;
 mod pretokenize;
@@ -23,6 +25,7 @@ use rustc_hash::FxHashMap;
 
 pub use decode::IncrementalDecoder;
 
+use crate::encoding::SpecialTokens;
 use crate::error::{Error, Result};
 use added::AddedTokens;
 pub(crate) use added::Segment;
@@ -35,6 +38,11 @@ const DEEPSEEK_V4_JSON: &[u8] = include_bytes!("../../data/deepseek-v4/tokenizer
 const PARALLEL_MIN_BYTES: usize = 64 * 1024;
 /// A text is cut into at most one part per this many bytes for parallel encoding.
 const PARALLEL_PART_MIN_BYTES: usize = 32 * 1024;
+
+/// Parts per thread a long text is cut into: threads that finish early take more parts.
+const PARTS_PER_THREAD: usize = 4;
+/// The most words a batch worker's cache holds before it is emptied.
+const BATCH_CACHE_WORDS: usize = 1 << 14;
 
 /// A byte-level BPE tokenizer. Cloning is cheap (the tables are shared).
 ///
@@ -113,6 +121,49 @@ impl Tokenizer {
         std::str::from_utf8(DEEPSEEK_V4_JSON).expect("the bundled tokenizer.json is UTF-8")
     }
 
+    /// The text of `json` (a `tokenizer.json`) with each of `spellings` that is not an added token
+    /// yet added as a special token: a spelling of the BPE vocabulary keeps its id, any other gets
+    /// the next id after the file's largest, in order. Text encodes to the same ids as before.
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] when `json` has no `model.vocab` object, its `added_tokens` is not an
+    /// array, or a spelling is empty.
+    pub fn json_with_special_tokens(json: &str, spellings: &[&str]) -> Result<String> {
+        extend::with_special_tokens(json, spellings)
+    }
+
+    /// The bundled DeepSeek V4 `tokenizer.json` with the special tokens of the V4.1 prompt format
+    /// it lacks (`<｜System｜>`) added after its last id, made on first use.
+    ///
+    /// No official V4.1 `tokenizer.json` is public: this is V4's BPE plus V4.1's special tokens,
+    /// so V4.1 prompts encode; the added ids are this crate's, not necessarily DeepSeek's.
+    pub fn deepseek_v41_json() -> &'static str {
+        static DEEPSEEK_V41_JSON: OnceLock<String> = OnceLock::new();
+        DEEPSEEK_V41_JSON.get_or_init(|| {
+            Self::json_with_v41_special_tokens(Self::deepseek_v4_json())
+                .expect("the bundled tokenizer.json takes the V4.1 special tokens")
+        })
+    }
+
+    /// [`json_with_special_tokens`](Self::json_with_special_tokens) with every special token of
+    /// the V4.1 prompt format (the default [`SpecialTokens`]): how a V4-style `tokenizer.json`
+    /// becomes one that encodes V4.1 prompts.
+    ///
+    /// # Errors
+    /// As [`json_with_special_tokens`](Self::json_with_special_tokens).
+    pub fn json_with_v41_special_tokens(json: &str) -> Result<String> {
+        Self::json_with_special_tokens(json, &SpecialTokens::default().spellings())
+    }
+
+    /// The tokenizer of [`deepseek_v41_json`](Self::deepseek_v41_json), parsed on first use.
+    pub fn deepseek_v41() -> &'static Tokenizer {
+        static DEEPSEEK_V41: OnceLock<Tokenizer> = OnceLock::new();
+        DEEPSEEK_V41.get_or_init(|| {
+            Self::from_json(Self::deepseek_v41_json())
+                .expect("the V4.1 tokenizer.json is supported")
+        })
+    }
+
     /// This tokenizer (sharing its tables) encoding long texts on up to `threads` threads
     /// (`0` counts as `1`).
     pub fn with_threads(&self, threads: usize) -> Self {
@@ -146,16 +197,99 @@ impl Tokenizer {
             return self.encode_segments(&segments);
         }
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        let mut state = EncodeState::default();
+        self.encode_into(text, allow_special, &mut out, &mut EncodeState::default());
+        out
+    }
+
+    /// Appends the ids of `text` to `out` on the calling thread, through `state`'s word cache.
+    fn encode_into<'t>(
+        &self,
+        text: &'t str,
+        allow_special: bool,
+        out: &mut Vec<u32>,
+        state: &mut EncodeState<'t>,
+    ) {
         if allow_special {
             self.inner.added.split(text, &mut |segment| match segment {
-                Segment::Text(part) => self.encode_plain(part, &mut out, &mut state),
+                Segment::Text(part) => self.encode_plain(part, out, state),
                 Segment::Token(id) => out.push(id),
             });
         } else {
-            self.encode_plain(text, &mut out, &mut state);
+            self.encode_plain(text, out, state);
         }
-        out
+    }
+
+    /// The ids of each of `texts` (as [`encode`](Self::encode) gives them), the texts shared
+    /// among up to [`threads`](Self::threads) threads. A batch of fewer texts than threads is
+    /// encoded text by text instead, each long one cut into parts as [`encode`](Self::encode) does.
+    pub fn encode_batch<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        allow_special: bool,
+    ) -> Vec<Vec<u32>> {
+        if texts.len() < self.threads {
+            return texts
+                .iter()
+                .map(|text| self.encode(text.as_ref(), allow_special))
+                .collect();
+        }
+        batch::map_items(
+            texts,
+            self.threads,
+            |text| text.as_ref().len(),
+            EncodeState::default,
+            |state, text| {
+                let text = text.as_ref();
+                state.forget_words_over(BATCH_CACHE_WORDS);
+                let mut out = Vec::with_capacity(text.len() / 3 + 1);
+                self.encode_into(text, allow_special, &mut out, state);
+                out
+            },
+        )
+    }
+
+    /// The number of ids of each of `texts`, counted on up to [`threads`](Self::threads) threads
+    /// (a batch of fewer texts than threads text by text, as [`encode_batch`](Self::encode_batch)).
+    pub fn count_batch<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        allow_special: bool,
+    ) -> Vec<usize> {
+        if texts.len() < self.threads {
+            return texts
+                .iter()
+                .map(|text| self.count(text.as_ref(), allow_special))
+                .collect();
+        }
+        batch::map_items(
+            texts,
+            self.threads,
+            |text| text.as_ref().len(),
+            || (EncodeState::default(), Vec::new()),
+            |(state, out), text| {
+                state.forget_words_over(BATCH_CACHE_WORDS);
+                out.clear();
+                self.encode_into(text.as_ref(), allow_special, out, state);
+                out.len()
+            },
+        )
+    }
+
+    /// The text of each id list (as [`decode`](Self::decode) gives it), decoded on up to
+    /// [`threads`](Self::threads) threads.
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] for an id no token has.
+    pub fn decode_batch<I: AsRef<[u32]> + Sync>(&self, batch: &[I]) -> Result<Vec<String>> {
+        batch::map_items(
+            batch,
+            self.threads,
+            |ids| ids.as_ref().len(),
+            || (),
+            |(), ids| self.decode(ids.as_ref()),
+        )
+        .into_iter()
+        .collect()
     }
 
     /// The ids of `segments` in order: each text is plain (added tokens not recognised), each
@@ -168,38 +302,39 @@ impl Tokenizer {
             self.encode_segments_into(segments, &mut out);
             return out;
         }
-        let chunks = parallel::split_segments(segments, text_bytes, parts);
-        let Some((first, rest)) = chunks.split_first() else {
-            return out;
-        };
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = rest
-                .iter()
-                .map(|chunk| {
-                    scope.spawn(move || {
-                        let mut ids = Vec::with_capacity(parallel::text_len(chunk) / 3 + 1);
-                        self.encode_segments_into(chunk, &mut ids);
-                        ids
-                    })
-                })
-                .collect();
-            self.encode_segments_into(first, &mut out);
-            for handle in handles {
-                match handle.join() {
-                    Ok(ids) => out.extend_from_slice(&ids),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-        });
+        let chunks = parallel::split_segments(segments, text_bytes, parts * PARTS_PER_THREAD);
+        let pieces = batch::map_items(
+            &chunks,
+            parts,
+            |chunk| parallel::text_len(chunk),
+            EncodeState::default,
+            |state, chunk| {
+                let mut ids = Vec::with_capacity(parallel::text_len(chunk) / 3 + 1);
+                self.encode_segments_with(chunk, &mut ids, state);
+                ids
+            },
+        );
+        for ids in pieces {
+            out.extend_from_slice(&ids);
+        }
         out
     }
 
     /// Appends the ids of `segments` to `out`, on the calling thread with one word cache.
     fn encode_segments_into(&self, segments: &[Segment<'_>], out: &mut Vec<u32>) {
-        let mut state = EncodeState::default();
+        self.encode_segments_with(segments, out, &mut EncodeState::default());
+    }
+
+    /// Appends the ids of `segments` to `out`, on the calling thread through `state`'s cache.
+    fn encode_segments_with<'t>(
+        &self,
+        segments: &[Segment<'t>],
+        out: &mut Vec<u32>,
+        state: &mut EncodeState<'t>,
+    ) {
         for segment in segments {
             match *segment {
-                Segment::Text(text) => self.encode_plain(text, out, &mut state),
+                Segment::Text(text) => self.encode_plain(text, out, state),
                 Segment::Token(id) => out.push(id),
             }
         }
@@ -503,5 +638,30 @@ mod tests {
         assert!(Tokenizer::from_json("{").is_err());
         let stripped = json.replacen("\"lstrip\": false", "\"lstrip\": true", 1);
         assert!(Tokenizer::from_json(&stripped).is_err());
+    }
+
+    #[test]
+    fn batch_calls_give_what_single_calls_give() {
+        let single = v4().with_threads(1);
+        let line = "Batch text 42, 中文 <｜User｜> and  spaces\n";
+        let texts: Vec<String> = (0..300)
+            .map(|n| line.repeat(n % 37 + 1))
+            .chain([String::new(), line.repeat(3000)])
+            .collect();
+        for allow_special in [false, true] {
+            let expected: Vec<Vec<u32>> = texts
+                .iter()
+                .map(|text| single.encode(text, allow_special))
+                .collect();
+            for threads in [1, 3, 8] {
+                let tokenizer = single.with_threads(threads);
+                assert_eq!(tokenizer.encode_batch(&texts, allow_special), expected);
+                let counts: Vec<usize> = expected.iter().map(Vec::len).collect();
+                assert_eq!(tokenizer.count_batch(&texts, allow_special), counts);
+                let decoded = tokenizer.decode_batch(&expected).unwrap_or_default();
+                assert_eq!(decoded, texts);
+            }
+        }
+        assert!(v4().decode_batch(&[vec![1], vec![u32::MAX]]).is_err());
     }
 }

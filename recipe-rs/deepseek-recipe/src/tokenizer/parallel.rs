@@ -3,7 +3,7 @@
 //! Plain-text segments are pre-tokenized on their own, so a cut between segments is always safe;
 //! inside a text segment the cut goes at a [`safe_cut_from`] position, where pre-tokenizing the
 //! halves gives the pieces of the whole. Every piece is then merged exactly as on one thread, so
-//! the ids are identical; only the per-call word cache is per part.
+//! the ids are identical; only the word cache is per thread.
 
 use super::added::Segment;
 use super::pretokenize::safe_cut_from;

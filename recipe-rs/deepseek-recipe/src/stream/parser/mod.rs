@@ -33,10 +33,18 @@ const DSML: &str = "｜DSML｜";
 const DSML_OPEN: &str = "<｜DSML｜";
 /// Closes a value, an invoke or the block.
 const DSML_CLOSE: &str = "</｜DSML｜";
-/// What follows the DSML token (after optional whitespace) at an invoke start.
+/// Starts a call anywhere inside a tool-call block (the tag around it is not checked).
 const INVOKE_START: &str = "invoke name=\"";
-/// What follows the DSML token (after optional whitespace) at a parameter start.
+/// Ends a tool-call block (V4 and V4.1 spellings); other closing tags at block level do not.
+const BLOCK_CLOSE: [&str; 2] = ["</｜DSML｜tool_calls>", "</｜DSML｜ calls>"];
+/// Starts a parameter anywhere inside an invoke (the tag around it is not checked).
 const PARAMETER_START: &str = "parameter name=";
+/// What the tool-call block between invokes looks for.
+const BLOCK_MARKERS: [&str; 3] = [INVOKE_START, BLOCK_CLOSE[0], BLOCK_CLOSE[1]];
+/// What an invoke between parameters looks for.
+const INVOKE_MARKERS: [&str; 2] = [PARAMETER_START, DSML_CLOSE];
+/// What the attributes of a parameter are skipped up to.
+const ATTRIBUTE_MARKERS: [&str; 2] = [STRING_VALUE, RAW_VALUE];
 /// Ends the attribute skip of a string parameter.
 const STRING_VALUE: &str = "true\">";
 /// Ends the attribute skip of a raw (non-string) parameter.
@@ -52,19 +60,34 @@ const FENCE_CLOSE: &str = "\n```";
 pub const MAX_HELD_BYTES: usize = 1 << 14;
 /// Held pieces beyond this count are released likewise (empty pieces hold no bytes).
 pub const MAX_HELD_PIECES: usize = 1024;
+/// Consumed text remembered for tags that began before the held text (longer than any tag).
+const TAIL_BYTES: usize = 32;
 /// Tool names longer than this are truncated (memory bound on adversarial input).
 pub const MAX_TOOL_NAME_BYTES: usize = 1 << 16;
 
-/// One piece of model output: a text chunk, or the decoded text of consecutive tokens.
+/// Where a piece's text came from, which decides what in it can be markup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PieceKind {
+    /// A text chunk: markers are recognised in its text.
+    #[default]
+    Text,
+    /// The decoded text of consecutive ordinary tokens: `</think>` and `｜DSML｜` count only as
+    /// special tokens, so their spellings here are plain text.
+    Tokens,
+    /// One special token's spelling. Stop sequences never match inside it (nor across it).
+    SpecialToken,
+}
+
+/// One piece of model output: a text chunk, the decoded text of consecutive ordinary tokens, or
+/// one special token.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Piece {
     /// The piece's text.
     pub text: String,
     /// Log probabilities of the tokens that produced it (empty for text input).
     pub logprobs: Vec<LogprobEntry>,
-    /// Decoded from token ids: `</think>` and `｜DSML｜` then only ever arrive as whole special
-    /// tokens, so text can only be waiting for them right before the DSML token.
-    pub from_tokens: bool,
+    /// Where the text came from.
+    pub kind: PieceKind,
 }
 
 impl Piece {
@@ -73,7 +96,7 @@ impl Piece {
         Self {
             text: text.into(),
             logprobs: Vec::new(),
-            from_tokens: false,
+            kind: PieceKind::Text,
         }
     }
 }
@@ -138,6 +161,8 @@ struct Part {
     logprobs: Vec<LogprobEntry>,
     /// An empty piece that was already emitted.
     consumed: bool,
+    /// Where the piece's text came from.
+    kind: PieceKind,
 }
 
 /// The incremental output parser.
@@ -159,23 +184,19 @@ pub struct StreamParser {
     parts: VecDeque<Part>,
     /// How far the current text section was read; `None` after a marker.
     scan: Option<TextScan>,
-    /// The last piece ended exactly at a marker: the next piece continues that (empty) part.
+    /// The last non-empty piece ended exactly at a marker: the next pieces continue that (empty)
+    /// part until one brings text, so empty pieces in between yield no delta.
     continue_part: bool,
     tool_calls: usize,
     tool_name: String,
     parameters: usize,
-    /// Backticks seen in JSON prefix text: the current run, or 3 once a run of three was seen.
-    prefix_backticks: u8,
-    /// Offset in `text` where the latest piece starts.
-    piece_start: usize,
     /// Empty pieces are not emitted (flushing a section that never started).
     skip_empty_pieces: bool,
-    /// A string value's opening quote waits for the value's first text.
-    open_quote_pending: bool,
-    /// The pending opening quote may wait (its `true">` did not span two pieces).
-    open_quote_may_wait: bool,
-    /// The latest piece came from token ids (see [`Piece::from_tokens`]).
-    token_mode: bool,
+    /// The last bytes of text already consumed: whether held text continues a possible tag
+    /// that began before it (see [`StreamParser::without_trailing_newlines`]).
+    consumed_tail: String,
+    /// The last consumed byte came from a text chunk (a tag prefix there may go on in text).
+    consumed_tail_from_text: bool,
 }
 
 impl StreamParser {
@@ -214,12 +235,9 @@ impl StreamParser {
             tool_calls: 0,
             tool_name: String::new(),
             parameters: 0,
-            prefix_backticks: 0,
-            piece_start: 0,
             skip_empty_pieces: false,
-            open_quote_pending: false,
-            open_quote_may_wait: false,
-            token_mode: false,
+            consumed_tail: String::new(),
+            consumed_tail_from_text: true,
         }
     }
 
@@ -250,7 +268,7 @@ impl StreamParser {
 
     /// Feeds one piece; appends what it completes to `out`.
     pub fn push(&mut self, piece: Piece, out: &mut Vec<ParserEvent>) {
-        self.push_str(&piece.text, piece.logprobs, piece.from_tokens, out);
+        self.push_str(&piece.text, piece.logprobs, piece.kind, out);
     }
 
     /// Feeds one piece given by its parts (see [`Piece`]) without copying its text first;
@@ -259,29 +277,28 @@ impl StreamParser {
         &mut self,
         text: &str,
         logprobs: Vec<LogprobEntry>,
-        from_tokens: bool,
+        kind: PieceKind,
         out: &mut Vec<ParserEvent>,
     ) {
         if self.state == State::Stopped {
             return;
         }
-        let whole = !std::mem::take(&mut self.continue_part);
-        self.token_mode = from_tokens;
-        self.piece_start = self.text.len();
+        let whole = !self.continue_part;
         self.text.push_str(text);
         self.parts.push_back(Part {
             end: self.base + self.text.len(),
             whole,
             logprobs,
             consumed: false,
+            kind,
         });
-        self.run(false, out);
+        self.run(false, text.is_empty(), out);
     }
 
     /// Ends the input: flushes everything held.
     pub fn finish(&mut self, out: &mut Vec<ParserEvent>) {
         if self.state != State::Stopped {
-            self.run(true, out);
+            self.run(true, false, out);
         }
         self.base += self.text.len();
         self.text.clear();
@@ -290,18 +307,20 @@ impl StreamParser {
         self.scan = None;
     }
 
-    /// Processes held text from its start; keeps what must wait for more input.
-    fn run(&mut self, at_end: bool, out: &mut Vec<ParserEvent>) {
+    /// Processes held text from its start; keeps what must wait for more input. `empty_piece`:
+    /// the latest piece brought no text (it neither starts nor ends a continued part).
+    fn run(&mut self, at_end: bool, empty_piece: bool, out: &mut Vec<ParserEvent>) {
+        let continued = self.continue_part;
         let mut pos = self.start;
         let mut marker_end = None;
         loop {
             let step = match self.state {
                 State::Reasoning | State::Content => self.text_state(pos, at_end, out),
-                State::ToolBlock => self.tool_block(pos, at_end),
-                State::InvokeName => self.invoke_name(pos, out),
+                State::ToolBlock => self.tool_block(pos),
+                State::InvokeName => self.invoke_name(pos, at_end, out),
                 State::Invoke => self.invoke(pos, at_end, out),
-                State::ParamKey => self.param_key(pos, out),
-                State::ParamAttributes => self.param_attributes(pos, at_end),
+                State::ParamKey => self.param_key(pos, at_end, out),
+                State::ParamAttributes => self.param_attributes(pos, at_end, out),
                 State::ParamValue { string } => self.param_value(pos, string, at_end, out),
                 State::AfterBlock | State::Stopped => Step::Wait(self.text.len()),
             };
@@ -317,7 +336,8 @@ impl StreamParser {
                 }
             }
         }
-        self.continue_part = pos == self.text.len() && marker_end == Some(pos);
+        let at_held_end = pos == self.text.len();
+        self.continue_part = at_held_end && (marker_end == Some(pos) || (continued && empty_piece));
         self.drain(pos);
     }
 
@@ -325,6 +345,10 @@ impl StreamParser {
     /// `pos` stays held only while a text state holds it (pending leading-newline strip).
     fn drain(&mut self, pos: usize) {
         let text_state = matches!(self.state, State::Reasoning | State::Content);
+        if pos > self.start {
+            let last = &self.parts[self.part_at(pos - 1)];
+            self.consumed_tail_from_text = last.kind == PieceKind::Text;
+        }
         let mut start = self.start;
         while let Some(part) = self.parts.front() {
             let end = part.end - self.base;
@@ -339,6 +363,7 @@ impl StreamParser {
         if let Some(first) = self.parts.front_mut() {
             first.whole &= start >= pos;
         }
+        remember_tail(&mut self.consumed_tail, &self.text[self.start..pos]);
         self.start = pos;
         // Moving the held text costs as much as it holds: only once that is at most the text
         // consumed since the last move, so the total stays linear in the output.
@@ -353,38 +378,32 @@ impl StreamParser {
         self.text.drain(..shift);
         self.base += shift;
         self.start = 0;
-        self.piece_start = self.piece_start.saturating_sub(shift);
         if let Some(scan) = &mut self.scan {
             scan.shift(shift);
         }
     }
 
-    /// Whether a marker at `[start, end)` was completed by the latest piece (began in held
-    /// text): the reference then acts on a closing tag without waiting for its name.
-    fn spans_piece_start(&self, start: usize, end: usize) -> bool {
-        start < self.piece_start && end > self.piece_start
+    /// Start of a suffix of the held text `[from, end)` that `marker` may still complete (see
+    /// [`partial_tag_start`] for tags, `markup`, as opposed to stop sequences and fences, plain
+    /// text whatever they spell).
+    fn partial_start(&self, from: usize, end: usize, marker: &str, markup: bool) -> Option<usize> {
+        let hay = &self.text[from..end];
+        let start = if markup {
+            partial_tag_start(hay, marker, self.text_chunk_at(end))?
+        } else {
+            partial_marker_start(hay, marker)?
+        };
+        Some(from + start)
     }
 
-    /// Start of a suffix of `hay` that `marker` may still complete. With token input the DSML
-    /// token and `</think>` are whole special tokens, so for the markup markers only a prefix
-    /// ending right before a special token counts (stop sequences and fences are plain text).
-    fn partial_start(&self, hay: &str, marker: &str) -> Option<usize> {
-        let markup = marker == THINK_END || marker.contains(DSML);
-        if !self.token_mode || !markup {
-            return partial_marker_start(hay, marker);
+    /// Whether the held text ending at `end` came from a text chunk there (at the start of the
+    /// held text: whether the consumed text did).
+    fn text_chunk_at(&self, end: usize) -> bool {
+        if end > self.start {
+            self.parts[self.part_at(end - 1)].kind == PieceKind::Text
+        } else {
+            self.consumed_tail_from_text
         }
-        let first = *marker.as_bytes().first()?;
-        let longest = (marker.len() - 1).min(hay.len());
-        (1..=longest).rev().find_map(|len| {
-            let start = hay.len() - len;
-            if hay.as_bytes()[start] != first {
-                return None;
-            }
-            let rest = marker.get(len..)?;
-            let special_next = rest.starts_with(DSML) || rest.starts_with(THINK_END);
-            let is_prefix = marker.as_bytes().starts_with(&hay.as_bytes()[start..]);
-            (special_next && is_prefix).then_some(start)
-        })
     }
 
     /// Whether holding everything from `pos` would exceed the memory bounds.
@@ -410,6 +429,31 @@ impl StreamParser {
     fn first_part_ending_from(&self, offset: usize) -> usize {
         self.parts
             .partition_point(|part| part.end - self.base < offset)
+    }
+
+    /// Indices of the parts that share a byte with `[start, end)`.
+    fn parts_overlapping(&self, start: usize, end: usize) -> impl Iterator<Item = usize> + '_ {
+        let first = self
+            .parts
+            .partition_point(|part| part.end - self.base <= start);
+        (first..self.parts.len()).take_while(move |&index| self.part_start(index) < end)
+    }
+
+    /// Whether the held text `[start, end)` may be read as a markup marker, which ends with a
+    /// special token (`token`: `</think>`, the DSML token): a text chunk spells it out, while from
+    /// token ids only that special token itself counts.
+    fn markup_allowed(&self, start: usize, end: usize, token: &str) -> bool {
+        if self
+            .parts_overlapping(start, end)
+            .all(|index| self.parts[index].kind == PieceKind::Text)
+        {
+            return true;
+        }
+        let token_start = end - token.len();
+        let index = self.part_at(token_start);
+        self.parts[index].kind == PieceKind::SpecialToken
+            && self.part_start(index) == token_start
+            && self.part_end(index) == end
     }
 
     /// Index of the part containing byte `offset` (the last part for the end offset).
@@ -443,6 +487,24 @@ fn find_marker(hay: &str, marker: &str) -> Option<usize> {
     (0..=last_start).find(|&at| bytes[at] == first && bytes[at + 1..].starts_with(rest))
 }
 
+/// Start of the longest non-empty suffix of `hay` that a tag `marker` may still complete. Tags
+/// end in a special token: text ending in a text chunk may go on in text, while text from token
+/// ids can only be waiting for that token (`<`, `</` before the DSML token; nothing before
+/// `</think>`).
+fn partial_tag_start(hay: &str, marker: &str, from_text: bool) -> Option<usize> {
+    if from_text {
+        return partial_marker_start(hay, marker);
+    }
+    let special = marker.find(DSML).or_else(|| marker.find(THINK_END))?;
+    let before = &marker.as_bytes()[..special];
+    (1..=before.len().min(hay.len())).rev().find_map(|len| {
+        let start = hay.len() - len;
+        before
+            .starts_with(&hay.as_bytes()[start..])
+            .then_some(start)
+    })
+}
+
 /// Start of the longest non-empty suffix of `hay` that is a proper prefix of `marker`.
 ///
 /// Only offsets holding the marker's first byte are compared; that byte starts a UTF-8 sequence,
@@ -464,14 +526,32 @@ fn keep_partial(hay: &str, markers: &[&str]) -> usize {
         .unwrap_or(hay.len())
 }
 
-/// The offset `count` characters before `at` (or 0).
-fn back_chars(hay: &str, at: usize, count: usize) -> usize {
-    hay[..at]
-        .char_indices()
-        .rev()
-        .take(count)
-        .last()
-        .map_or(at, |(offset, _)| offset)
+/// Keeps the last [`TAIL_BYTES`] (or so, on a character boundary) of `tail` followed by
+/// `consumed`.
+fn remember_tail(tail: &mut String, consumed: &str) {
+    if consumed.len() >= TAIL_BYTES {
+        let mut start = consumed.len() - TAIL_BYTES;
+        while !consumed.is_char_boundary(start) {
+            start += 1;
+        }
+        tail.clear();
+        tail.push_str(&consumed[start..]);
+        return;
+    }
+    tail.push_str(consumed);
+    let mut excess = tail.len().saturating_sub(TAIL_BYTES);
+    while !tail.is_char_boundary(excess) {
+        excess += 1;
+    }
+    tail.drain(..excess);
+}
+
+/// The largest character boundary of `text` at or before `offset`.
+fn char_floor(text: &str, mut offset: usize) -> usize {
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
 }
 
 /// Appends `text` to `target` without letting it grow past `limit` bytes.

@@ -14,8 +14,8 @@ pub(super) enum JsonStage {
     Fenced,
     /// After the closing fence: every piece of text becomes one `" "`.
     AfterFence,
-    /// Bare JSON started: everything passes through (up to a closing fence when the text
-    /// before the JSON had a ``` run).
+    /// Bare JSON started: everything passes through up to a closing fence (one is recognised
+    /// even though none was opened).
     Bare,
 }
 
@@ -30,17 +30,31 @@ enum Marker {
     BareJson,
 }
 
-/// How far a text state has read the held text, kept between pieces so that each push reads
+/// How far a text state has read the held text, kept between pieces so that each piece reads
 /// only the new text (markers are short, stop sequences may be long).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct TextScan {
-    /// Offset in the buffer up to which no marker was complete.
+    /// Offset in `text` up to which no marker was complete.
     end: usize,
-    /// End of the newlines that open the section's held text (as far as read).
+    /// End of the newlines that open the text read (as far as read).
     newlines_end: usize,
     /// Start of the newlines that end the text read (`end` when it ends otherwise).
     trailing_newlines: usize,
     /// The stop matcher's state after the content text read.
+    stop: StopState,
+    /// A bare JSON bracket waiting for what follows it.
+    bracket: Option<BracketWait>,
+}
+
+/// A bare JSON bracket that waits (see [`StreamParser::bare_json_defers`]): the text after it
+/// read so far is a proper prefix of a stop sequence or the closing fence.
+#[derive(Debug, Clone, Copy)]
+struct BracketWait {
+    /// Offset of the bracket.
+    start: usize,
+    /// How far the text after it was read.
+    read: usize,
+    /// The stop matcher's state over that text (special tokens not set apart).
     stop: StopState,
 }
 
@@ -52,14 +66,19 @@ impl TextScan {
             newlines_end: pos,
             trailing_newlines: pos,
             stop: START,
+            bracket: None,
         }
     }
 
-    /// Offsets after the buffer dropped its first `by` bytes.
+    /// Offsets after `text` dropped its first `by` bytes.
     pub(super) fn shift(&mut self, by: usize) {
         self.end -= by;
         self.newlines_end = self.newlines_end.saturating_sub(by);
         self.trailing_newlines = self.trailing_newlines.saturating_sub(by);
+        if let Some(bracket) = &mut self.bracket {
+            bracket.start -= by;
+            bracket.read -= by;
+        }
     }
 
     /// Marks all of `text` read, tracking where its trailing newlines start.
@@ -86,18 +105,38 @@ impl TextScan {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Trim {
     None,
-    TrailingNewlines,
+    /// The trailing newlines before this marker (`</think>` ending reasoning, the DSML opener).
+    TrailingNewlines(&'static str),
 }
 
 impl StreamParser {
+    /// Which kinds of markers the current text state looks for: stop sequences, `</think>`, the
+    /// DSML opener. In JSON output mode the text around the document (before it, after its
+    /// closing fence) is not matched against stop sequences, and the document itself (fenced or
+    /// bare) is matched only against stop sequences.
+    fn active_markers(&self) -> (bool, bool, bool) {
+        let tools = self.options.parse_tool_calls;
+        if self.state == State::Reasoning {
+            return (false, true, tools);
+        }
+        match self.json {
+            JsonStage::Off => (true, true, tools),
+            JsonStage::Prefix => (false, true, tools),
+            JsonStage::AfterFence => (false, false, tools),
+            JsonStage::Fenced | JsonStage::Bare => (true, false, false),
+        }
+    }
+
     /// The active markup and JSON markers of the current text state, in priority order (stop
-    /// sequences come before all of them; see [`Self::stops_active`]).
+    /// sequences, matched by [`StopMatcher`], come before all of them).
     fn markers(&self) -> impl Iterator<Item = (&'static str, Marker)> {
         let content = self.state == State::Content;
-        let markup: &'static [(&'static str, Marker)] = if self.options.parse_tool_calls {
-            &[(THINK_END, Marker::ThinkEnd), (DSML_OPEN, Marker::DsmlOpen)]
-        } else {
-            &[(THINK_END, Marker::ThinkEnd)]
+        let (_, think, dsml) = self.active_markers();
+        let markup: &'static [(&'static str, Marker)] = match (think, dsml) {
+            (true, true) => &[(THINK_END, Marker::ThinkEnd), (DSML_OPEN, Marker::DsmlOpen)],
+            (true, false) => &[(THINK_END, Marker::ThinkEnd)],
+            (false, true) => &[(DSML_OPEN, Marker::DsmlOpen)],
+            (false, false) => &[],
         };
         let json: &'static [(&'static str, Marker)] = match self.json {
             _ if !content => &[],
@@ -107,70 +146,158 @@ impl StreamParser {
                 ("{", Marker::BareJson),
                 ("[", Marker::BareJson),
             ],
-            JsonStage::Fenced => &[(FENCE_CLOSE, Marker::FenceClose)],
-            JsonStage::Bare if self.prefix_backticks >= 3 => &[(FENCE_CLOSE, Marker::FenceClose)],
-            JsonStage::Off | JsonStage::AfterFence | JsonStage::Bare => &[],
+            JsonStage::Fenced | JsonStage::Bare => &[(FENCE_CLOSE, Marker::FenceClose)],
+            JsonStage::Off | JsonStage::AfterFence => &[],
         };
         markup.iter().chain(json).copied()
     }
 
-    /// Stop sequences apply to content, except around a JSON document (before it starts and
-    /// after its closing fence).
+    /// Whether the current text state matches stop sequences (and there are some).
     fn stops_active(&self) -> bool {
-        self.state == State::Content
-            && matches!(
-                self.json,
-                JsonStage::Off | JsonStage::Fenced | JsonStage::Bare
-            )
+        self.active_markers().0 && !self.stops.is_empty()
     }
 
-    /// The marker that completes first in the held text from `pos`, as buffer offsets
-    /// `(start, end, kind)`: a short stop sequence inside a longer one wins, and stop sequences,
-    /// then earlier markers, win ties. Reads only what `scan` has not read yet and advances it.
+    /// The marker that completes first in the held text from `pos`, as offsets `(start, end,
+    /// kind)`: a short stop sequence inside a longer one wins; stop sequences, then earlier
+    /// markers, win ties. Reads only what `scan` has not read yet and advances it. Markup
+    /// occurrences that [`StreamParser::markup_allowed`] rejects are passed over, and stop
+    /// sequences never match inside or across a special token.
     ///
-    /// Newlines being stripped from the start of the content (`strip`) are each seen alone: only
-    /// a stop sequence that is exactly `"\n"` matches one, and the stop matcher starts after them.
+    /// No marker sees the leading newlines being stripped from content (`strip`), except that a
+    /// stop sequence that is exactly `"\n"` matches the first of them.
     fn first_marker(
         &self,
         pos: usize,
         strip: bool,
         scan: &mut TextScan,
     ) -> Option<(usize, usize, Marker)> {
-        let stops = self.stops_active() && !self.stops.is_empty();
-        if stops && strip && scan.newlines_end > pos {
+        let stops = self.stops_active();
+        let skipped = if strip { scan.newlines_end } else { pos };
+        if stops && skipped > pos {
             if let Some(index) = self.stops.newline_stop() {
                 return Some((pos, pos + 1, Marker::StopSequence(index)));
             }
         }
         let mut found: Option<(usize, usize, Marker)> = None;
         for (marker, kind) in self.markers() {
+            let token = match kind {
+                Marker::ThinkEnd => Some(THINK_END),
+                Marker::DsmlOpen => Some(DSML),
+                _ => None,
+            };
             // A marker that was incomplete at the end of the text read so far may end later.
-            let from = char_floor(
-                &self.text,
-                scan.end.saturating_sub(marker.len() - 1).max(pos),
-            );
-            if let Some(at) = find_marker(&self.text[from..], marker) {
-                let (start, end) = (from + at, from + at + marker.len());
-                if found.is_none_or(|(_, best, _)| end < best) {
-                    found = Some((start, end, kind));
+            let resume = scan.end.saturating_sub(marker.len() - 1).max(skipped);
+            let mut from = char_floor(&self.text, resume);
+            while let Some(at) = find_marker(&self.text[from..], marker) {
+                let start = from + at;
+                let end = start + marker.len();
+                if found.is_some_and(|(_, best, _)| end >= best) {
+                    break;
                 }
+                if token.is_none_or(|token| self.markup_allowed(start, end, token)) {
+                    found = Some((start, end, kind));
+                    break;
+                }
+                from = start + self.text[start..].chars().next().map_or(1, char::len_utf8);
             }
         }
         if stops {
-            let from = scan.end.max(if strip { scan.newlines_end } else { pos });
+            let from = scan.end.max(skipped);
             let until = found.map_or(self.text.len(), |(_, end, _)| end);
-            let fresh = self.text.as_bytes().get(from..until).unwrap_or_default();
-            if let Some((len, index)) = self.stops.feed(&mut scan.stop, fresh) {
-                let end = from + len;
-                return Some((
-                    end - self.stops.stop_len(index),
-                    end,
-                    Marker::StopSequence(index),
-                ));
+            if let Some((end, index)) = self.feed_stops(&mut scan.stop, from, until) {
+                let start = end - self.stops.stop_len(index);
+                return Some((start, end, Marker::StopSequence(index)));
             }
         }
         scan.read_to_end(&self.text);
         found
+    }
+
+    /// Feeds `[from, until)` of the held text to the stop matcher in `state`, part by part: a
+    /// special token's text belongs to no stop sequence and restarts the matcher. Returns where
+    /// the first stop sequence ends, and its index.
+    fn feed_stops(
+        &self,
+        state: &mut StopState,
+        from: usize,
+        until: usize,
+    ) -> Option<(usize, usize)> {
+        let mut at = from;
+        let mut index = self.part_at(from);
+        while at < until {
+            let end = self.part_end(index).min(until);
+            if self.parts[index].kind == PieceKind::SpecialToken {
+                *state = START;
+            } else if let Some((len, stop)) = self.stops.feed(state, &self.text.as_bytes()[at..end])
+            {
+                return Some((at + len, stop));
+            }
+            at = end;
+            index += 1;
+        }
+        None
+    }
+
+    /// Whether the bracket that starts a bare JSON document at `[start, from)` waits for more
+    /// input: everything after it in its piece may still start the closing fence or a stop
+    /// sequence (and no stop sequence is complete there), as [`StreamParser::defers`] has it for
+    /// markup. (It never waits behind empty pieces held at a section start.) The text after the
+    /// bracket is read once, however many pieces it waits for (`scan` keeps how far).
+    fn bare_json_defers(
+        &self,
+        start: usize,
+        from: usize,
+        at_end: bool,
+        scan: &mut TextScan,
+    ) -> bool {
+        let end = self.text.len();
+        if at_end || from == end || self.part_at(start) != self.part_at(from) {
+            return false;
+        }
+        let mut wait = scan
+            .bracket
+            .filter(|wait| wait.start == start)
+            .unwrap_or(BracketWait {
+                start,
+                read: from,
+                stop: START,
+            });
+        let fresh = &self.text.as_bytes()[wait.read..end];
+        if self.stops.feed(&mut wait.stop, fresh).is_some() {
+            return false;
+        }
+        wait.read = end;
+        let after = &self.text[from..end];
+        let defers = self.stops.depth(wait.stop) == after.len()
+            || self.partial_start(from, end, FENCE_CLOSE, false) == Some(from);
+        scan.bracket = defers.then_some(wait);
+        defers
+    }
+
+    /// Whether an empty whole piece not yet emitted is held at `pos`.
+    fn empty_piece_at(&self, pos: usize) -> bool {
+        (self.first_part_ending_from(pos)..self.parts.len())
+            .take_while(|&index| self.part_end(index) == pos)
+            .any(|index| {
+                let part = &self.parts[index];
+                self.part_start(index) == pos && part.whole && !part.consumed
+            })
+    }
+
+    /// Drops the empty pieces lying within `[start, end]` of the held text: they yield no delta.
+    fn drop_empty_pieces(&mut self, start: usize, end: usize) {
+        if end == start {
+            return;
+        }
+        for index in self.first_part_ending_from(start)..self.parts.len() {
+            let part_start = self.part_start(index);
+            if part_start > end {
+                break;
+            }
+            if part_start >= start && part_start == self.part_end(index) {
+                self.parts[index].consumed = true;
+            }
+        }
     }
 
     /// Reasoning and content: cut at markers, emit text per part, hold what may change.
@@ -180,34 +307,42 @@ impl StreamParser {
         at_end: bool,
         out: &mut Vec<ParserEvent>,
     ) -> Step {
+        let reasoning = self.state == State::Reasoning;
         let mut scan = self.scan.take().unwrap_or(TextScan::at(pos));
         scan.read_newlines(&self.text);
-        let strip = self.strip_leading && self.state == State::Content;
-        let found = self.first_marker(pos, strip, &mut scan);
-        let reasoning = self.state == State::Reasoning;
+        let found = match scan.bracket {
+            Some(wait) => Some((wait.start, wait.start + 1, Marker::BareJson)),
+            None => self.first_marker(pos, self.strip_leading && !reasoning, &mut scan),
+        };
         if let Some((start, end, kind)) = found {
-            self.drop_stripped_empty_pieces(pos, scan.newlines_end);
+            let section_start = self.section_start;
+            // Empty pieces held at the section start, with nothing (not even a newline) after.
+            let held_empty_pieces = section_start && start == pos && self.empty_piece_at(pos);
             if !reasoning {
                 self.section_start = false;
             }
             let trim = match kind {
-                Marker::ThinkEnd if reasoning => Trim::TrailingNewlines,
-                Marker::DsmlOpen => Trim::TrailingNewlines,
+                Marker::ThinkEnd if reasoning => Trim::TrailingNewlines(THINK_END),
+                Marker::DsmlOpen => Trim::TrailingNewlines(DSML_OPEN),
                 _ => Trim::None,
             };
-            // Empty pieces directly before the JSON document or a stop sequence (no text before
-            // it) yield nothing.
-            let before = &self.text[pos..start];
+            // Empty pieces held at a section start yield nothing when a marker comes before any
+            // text (newlines it trims or strips are none), and so do empty pieces directly before
+            // the JSON document.
+            let before_end = match trim {
+                Trim::TrailingNewlines(marker) => {
+                    self.without_trailing_newlines(pos, start, marker)
+                }
+                Trim::None => start,
+            };
+            let before = &self.text[pos..before_end];
             let visible = if self.strip_leading {
                 before.trim_start_matches('\n')
             } else {
                 before
             };
-            let skips_empty = matches!(
-                kind,
-                Marker::BareJson | Marker::FenceOpen | Marker::StopSequence(_)
-            );
-            self.skip_empty_pieces = skips_empty && visible.is_empty();
+            self.skip_empty_pieces = visible.is_empty()
+                && (section_start || matches!(kind, Marker::BareJson | Marker::FenceOpen));
             self.emit_text(pos, start, trim, out);
             self.skip_empty_pieces = false;
             match kind {
@@ -236,9 +371,16 @@ impl StreamParser {
                 }
                 Marker::FenceClose => self.json = JsonStage::AfterFence,
                 Marker::BareJson => {
+                    if !held_empty_pieces && self.bare_json_defers(start, end, at_end, &mut scan) {
+                        self.scan = Some(scan);
+                        return Step::Wait(start);
+                    }
                     self.json = JsonStage::Bare;
                     self.strip_leading = false;
+                    // The bracket is its own delta; empty pieces before it were dealt with above.
+                    self.skip_empty_pieces = true;
                     self.emit_text(start, end, Trim::None, out);
+                    self.skip_empty_pieces = false;
                 }
             }
             return Step::Marker(end);
@@ -259,67 +401,54 @@ impl StreamParser {
         if self.section_start && only_newlines && !self.over_hold_limit(pos) {
             return Step::Wait(pos);
         }
-        let hay = &self.text[pos..];
-        let mut hold = self.text.len();
-        for (marker, _) in self.markers() {
-            if let Some(start) = self.partial_start(hay, marker) {
-                hold = hold.min(pos + start);
+        // Each marker holds from where it may still start; the markers that trim the newlines
+        // before them (`</think>` ending reasoning, the DSML opener) also hold those newlines.
+        let end = self.text.len();
+        let mut hold = end;
+        for (marker, kind) in self.markers() {
+            let markup = matches!(kind, Marker::ThinkEnd | Marker::DsmlOpen);
+            let mut marker_hold = self.partial_start(pos, end, marker, markup).unwrap_or(end);
+            let trims = match kind {
+                Marker::ThinkEnd => reasoning,
+                Marker::DsmlOpen => true,
+                _ => false,
+            };
+            if trims {
+                // Trailing newlines of all the held text were tracked as it was read.
+                let trimmed_end = if marker_hold == end {
+                    scan.trailing_newlines.max(pos)
+                } else {
+                    pos + self.text[pos..marker_hold].trim_end_matches('\n').len()
+                };
+                marker_hold = self.after_broken_tag(trimmed_end, marker_hold, marker);
+            }
+            hold = hold.min(marker_hold);
+        }
+        // A possible stop sequence is held whatever its length, like the reference does (the
+        // stripped leading newlines are no part of one).
+        let stop_hold = if self.stops_active() {
+            (end - self.stops.depth(scan.stop)).max(pos)
+        } else {
+            end
+        };
+        if self.section_start {
+            let first_hold = hold.min(stop_hold);
+            if first_hold == pos && !self.over_hold_limit(pos) {
+                // Empty pieces at a section start wait for the first text that is certain.
+                return Step::Wait(pos);
+            }
+            self.section_start = false;
+            if self.strip_leading {
+                // They go with the leading newlines stripped before that text, if any.
+                self.drop_empty_pieces(pos, scan.newlines_end.clamp(pos, first_hold));
             }
         }
-        // A possible stop sequence is held whatever its length, like the reference does.
-        let stop_partial = if self.stops_active() {
-            self.stops.depth(scan.stop)
-        } else {
-            0
-        };
-        let stop_hold = self.text.len() - stop_partial;
-        // At the start of a section, empty pieces and leading newlines wait with a possible
-        // marker or stop sequence until text before it is visible.
-        let visible_until = hold.min(stop_hold);
-        let visible = if self.strip_leading {
-            scan.newlines_end < visible_until
-        } else {
-            pos < visible_until
-        };
-        if self.section_start && !visible && !self.over_hold_limit(pos) {
-            return Step::Wait(pos);
-        }
-        self.drop_stripped_empty_pieces(pos, scan.newlines_end);
-        // Trailing newlines wait for what follows them (a marker may trim them), also when
-        // they end right before a possible marker, but not before a possible stop sequence.
-        let newline_hold = reasoning
-            || self.options.parse_tool_calls
-            || matches!(self.json, JsonStage::Bare | JsonStage::Fenced);
-        if newline_hold {
-            hold = if hold == self.text.len() {
-                scan.trailing_newlines.max(pos)
-            } else {
-                pos + self.text[pos..hold].trim_end_matches('\n').len()
-            };
-        }
         let mut keep = self.hold_from(pos, hold);
-        if stop_partial > 0 {
+        if stop_hold < end {
             keep = keep.min(self.part_start(self.part_at(stop_hold)).max(pos));
         }
         self.emit_text(pos, keep, Trim::None, out);
         Step::Wait(keep)
-    }
-
-    /// Once the section's first visible text is known: when leading newlines (up to
-    /// `newlines_end`) are stripped, the empty pieces among them yield nothing either.
-    fn drop_stripped_empty_pieces(&mut self, pos: usize, newlines_end: usize) {
-        if !self.strip_leading || newlines_end == pos {
-            return;
-        }
-        let first = self.first_part_ending_from(pos);
-        for index in first..self.parts.len() {
-            if self.part_end(index) > newlines_end {
-                break;
-            }
-            if self.part_start(index) == self.part_end(index) {
-                self.parts[index].consumed = true;
-            }
-        }
     }
 
     /// Where held text starts when `hold` is the first byte that may still change meaning: the
@@ -334,12 +463,44 @@ impl StreamParser {
         self.part_start(self.part_at(hold)).max(pos)
     }
 
+    /// Where held text `[start, end)` ends without the trailing newlines that `marker` would
+    /// trim (see [`Self::after_broken_tag`]).
+    fn without_trailing_newlines(&self, start: usize, end: usize, marker: &str) -> usize {
+        let trimmed_end = start + self.text[start..end].trim_end_matches('\n').len();
+        self.after_broken_tag(trimmed_end, end, marker)
+    }
+
+    /// Where the held text ending at `end`, whose trailing newlines start at `trimmed_end`, ends
+    /// without the newlines that `marker` would trim. A newline right after a proper prefix of
+    /// the marker is the character that broke that possible tag: text, not a trailing newline,
+    /// as far as this marker is concerned (the prefix may lie before the held text, even in text
+    /// already consumed).
+    fn after_broken_tag(&self, trimmed_end: usize, end: usize, marker: &str) -> usize {
+        if trimmed_end == end {
+            return end;
+        }
+        let broken_tag = self
+            .partial_start(self.start, trimmed_end, marker, true)
+            .is_some()
+            || (trimmed_end - self.start < marker.len()
+                && self.continues_consumed_tag(trimmed_end, marker));
+        trimmed_end + usize::from(broken_tag)
+    }
+
+    /// Whether the held text up to `end` continues a possible `marker` tag that began in text
+    /// already consumed.
+    fn continues_consumed_tag(&self, end: usize, marker: &str) -> bool {
+        let joined = [self.consumed_tail.as_str(), &self.text[self.start..end]].concat();
+        partial_tag_start(&joined, marker, self.text_chunk_at(end))
+            .is_some_and(|start| start < self.consumed_tail.len())
+    }
+
     /// Emits `[start, end)` of the held text as reasoning/content deltas, one per part.
     fn emit_text(&mut self, start: usize, end: usize, trim: Trim, out: &mut Vec<ParserEvent>) {
         let mut from = start;
         let mut to = end;
-        if trim == Trim::TrailingNewlines {
-            to = start + self.text[start..end].trim_end_matches('\n').len();
+        if let Trim::TrailingNewlines(marker) = trim {
+            to = self.without_trailing_newlines(start, end, marker);
         }
         if self.strip_leading {
             let stripped = self.text[from..to].trim_start_matches('\n');
@@ -348,11 +509,14 @@ impl StreamParser {
                 self.strip_leading = false;
             }
         }
+        // Empty pieces among stripped leading newlines go with them, and so do those after the
+        // first trimmed trailing newline.
+        let stripped_to = (from > start).then_some(from);
+        let trimmed_from = (to < end).then_some(to);
         if to > from {
             self.section_start = false;
         }
-        let first = self.first_part_ending_from(start);
-        for index in first..self.parts.len() {
+        for index in self.first_part_ending_from(start)..self.parts.len() {
             let part_start = self.part_start(index);
             let part_end = self.part_end(index);
             if part_start > end || (part_start == end && part_end > end) {
@@ -360,9 +524,16 @@ impl StreamParser {
             }
             let seg_start = from.max(part_start);
             let seg_end = to.min(part_end);
-            let part = &self.parts[index];
-            let empty_piece =
-                part_start == part_end && part.whole && !part.consumed && !self.skip_empty_pieces;
+            let dropped = stripped_to.is_some_and(|stripped| part_end <= stripped)
+                || trimmed_from.is_some_and(|trimmed| part_start > trimmed);
+            if part_start == part_end && dropped {
+                self.parts[index].consumed = true;
+            }
+            let empty_piece = part_start == part_end
+                && self.parts[index].whole
+                && !self.parts[index].consumed
+                && !self.skip_empty_pieces
+                && !dropped;
             if seg_start >= seg_end && !empty_piece {
                 continue;
             }
@@ -372,22 +543,12 @@ impl StreamParser {
                 ""
             };
             let text = match (self.state == State::Content, self.json) {
-                (true, JsonStage::Prefix | JsonStage::AfterFence) => {
-                    for byte in text.bytes() {
-                        if self.prefix_backticks < 3 {
-                            self.prefix_backticks = if byte == b'`' {
-                                self.prefix_backticks + 1
-                            } else {
-                                0
-                            };
-                        }
-                    }
-                    " ".to_owned()
-                }
+                (true, JsonStage::Prefix | JsonStage::AfterFence) => " ".to_owned(),
                 _ => text.to_owned(),
             };
             self.parts[index].consumed = true;
-            let logprobs = std::mem::take(&mut self.parts[index].logprobs);
+            // Every delta made from a piece carries all of the piece's log probabilities.
+            let logprobs = self.parts[index].logprobs.clone();
             let delta = TextDelta { text, logprobs };
             if self.state == State::Reasoning {
                 out.push(ParserEvent::Reasoning(delta));
@@ -397,15 +558,6 @@ impl StreamParser {
         }
     }
 }
-
-/// The largest character boundary of `text` at or before `offset`.
-fn char_floor(text: &str, mut offset: usize) -> usize {
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    offset
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,104 @@
+"""Child process of `bench.scaling`: times one implementation's tokenizer at each thread count.
+
+This project's package: `python -m bench.scaling_driver ours SPEC RESULT` from the repository
+root. The published 0.2.0 (whose `Tokenizer` has only `encode`, so a thread pool drives it):
+`bench/.peer-venv/bin/python -I bench/scaling_driver.py peer SPEC RESULT` from outside the
+repository, so that `deepseek_recipe` is the installed wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# Last on the path: `bench.measure` is found, while `deepseek_recipe` stays whichever is first.
+sys.path.append(str(REPO_ROOT))
+
+from bench.measure import digest, ids_digest  # noqa: E402
+
+Work = Callable[[], object]
+"""One timed call."""
+
+
+def best_seconds(work: Work, runs: int) -> float:
+    """The fastest of `runs` timed calls of `work`."""
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+Workloads = dict[str, tuple[Work, Callable[[], object]]]
+"""Workload name -> (the timed call, the call that returns the corpus ids to check, if any)."""
+
+
+def ours_workloads(
+    spec: dict[str, Any], corpus: list[str], long_text: str, threads: int
+) -> Workloads:
+    """This project's calls at `threads` threads."""
+    import deepseek_recipe as dr
+
+    tok = dr.Tokenizer.deepseek_v4().with_threads(threads)
+    return {
+        "batch encode (lists)": (
+            lambda: tok.encode_batch(corpus, True),
+            lambda: tok.encode_batch(corpus, True),
+        ),
+        "batch encode (array)": (
+            lambda: tok.encode_batch_array(corpus, True),
+            lambda: tok.encode_batch_array(corpus, True).to_lists(),
+        ),
+        "batch count": (lambda: tok.count_batch(corpus, True), lambda: None),
+        "long text encode (list)": (lambda: tok.encode(long_text, True), lambda: None),
+        "long text encode (array)": (lambda: tok.encode_array(long_text, True), lambda: None),
+    }
+
+
+def peer_workloads(
+    spec: dict[str, Any], corpus: list[str], long_text: str, threads: int
+) -> Workloads:
+    """The published package's calls: `encode` mapped over a pool of `threads` threads."""
+    import deepseek_recipe as peer
+
+    tok = peer.Tokenizer.from_file(spec["tokenizer_json"])
+    pool = ThreadPoolExecutor(threads)
+
+    def batch() -> list[list[int]]:
+        return list(pool.map(tok.encode, corpus))
+
+    workloads: Workloads = {"batch encode (pool)": (batch, batch)}
+    if threads == 1:
+        workloads["long text encode (list)"] = (lambda: tok.encode(long_text), lambda: None)
+    return workloads
+
+
+def main(implementation: str, spec_file: Path, result_file: Path) -> None:
+    """Times every workload at every thread count; writes seconds and corpus-id digests."""
+    spec = json.loads(spec_file.read_text(encoding="utf-8"))
+    corpus: list[str] = json.loads(Path(spec["corpus"]).read_text(encoding="utf-8"))
+    long_text = Path(spec["long_text"]).read_text(encoding="utf-8")
+    make = ours_workloads if implementation == "ours" else peer_workloads
+    seconds: dict[str, dict[int, float]] = {}
+    checks: dict[str, str] = {}
+    checked = {min(spec["threads"]), max(spec["threads"])}
+    for threads in spec["threads"]:
+        for name, (work, ids) in make(spec, corpus, long_text, threads).items():
+            produced = ids() if threads in checked else None
+            if isinstance(produced, list):
+                digests = ",".join(ids_digest(doc) for doc in produced)
+                checks[f"{name} x{threads}"] = digest(digests.encode())
+            seconds.setdefault(name, {})[threads] = best_seconds(work, spec["runs"])
+    result = {"seconds": seconds, "checks": checks}
+    result_file.write_text(json.dumps(result), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))

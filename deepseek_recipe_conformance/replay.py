@@ -1,0 +1,378 @@
+"""What a conforming host must have sent for the output it produced, re-derived with the recipe.
+
+A host built on the recipe turns its model's text into protocol chunks with the recipe's stream
+processor. The client sees that text again (reasoning, content, tool-call arguments), so the
+suite can rebuild a model output that yields it, feed it through the same processor with the
+host's ids, timestamps and prompt usage, and compare the host's answer with the result: every
+key, value and event the host sends is then judged against the recipe, whatever the model said.
+
+What the host may choose is kept out of the comparison (`normalize`): random tool-call id
+characters, `completed_at`, completion-token counts (checked by the usage checks), log
+probabilities (checked by `logprobs.shape`), and the granularity of text deltas (consecutive
+deltas of one kind are joined).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from deepseek_recipe import ConvertedRequest
+from deepseek_recipe.stream import StreamProcessor
+from deepseek_recipe_conformance.views import Output, ToolCall
+
+DSML = "｜DSML｜"
+CALL_ID = re.compile(r"^call_(\d{2,})_(ET_)?[A-Za-z0-9]{20}[0-9]{4}$")
+COUNT_KEYS = frozenset({"completion_tokens", "output_tokens", "total_tokens"})
+"""Usage values that depend on how many tokens the model generated, not on its text."""
+FINISH_CHUNKS = {"stop": "stop", "tool_calls": "stop", "length": "length"}
+FINISH_CHUNKS["content_filter"] = "content_filter"
+
+
+class NotReplayable(Exception):
+    """The answer cannot be re-derived (no finish reason, a custom tool call, ...)."""
+
+
+class NotRecipeOutput(NotReplayable):
+    """The answer holds what the recipe never sends (arguments outside its form, text next to a
+    forced tool call, tool calls the request disables)."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The recipe's answer for the host's output: SSE records for streams, else the body."""
+
+    events: list[tuple[str | None, Any]]
+    body: Any
+
+
+# ------------------------------------------------------------------ arguments → DSML
+
+
+def _split_arguments(text: str) -> tuple[list[tuple[str, str]], str | None]:
+    """Split argument text written the recipe's way (`{` KEY `: ` VALUE (`, ` ...)* `}`) into raw
+    (key, value) pairs, plus the DSML of a last parameter the output was cut in (None when the
+    object is closed)."""
+    if text == "":
+        return [], ""  # cut before the first parameter
+    if not text.startswith("{"):
+        raise NotRecipeOutput(f"arguments that start with '{{': {text[:60]!r}")
+    if text == "{}":
+        return [], None
+    pairs: list[tuple[str, str]] = []
+    at = 1
+    decoder = json.JSONDecoder()
+    while True:
+        space = text.find(" ", at)
+        if space < 0:  # cut inside a key (the key runs to the first space)
+            return pairs, f"<{DSML}parameter name={text[at:]}"
+        if text[space - 1] != ":" or space - 1 <= at:
+            raise NotRecipeOutput(f"a key followed by ': ' in {text[:80]!r}")
+        key, at = text[at : space - 1], space + 1
+        value_end = _value_end(text, at, decoder)
+        if value_end is None or value_end == len(text):  # cut inside or right after the value
+            return pairs, f'<{DSML}parameter name={key} string="false">{text[at:]}'
+        pairs.append((key, text[at:value_end]))
+        at = value_end
+        if text[at:] == "}":
+            return pairs, None
+        if not text.startswith(", ", at):
+            raise NotRecipeOutput(f"', ' or '}}' after a value in {text[:80]!r}")
+        at += 2
+
+
+def _value_end(text: str, start: int, decoder: json.JSONDecoder) -> int | None:
+    """End of the JSON value (with surrounding whitespace) starting at `start`; None when the
+    text ends inside it."""
+    at = start
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    try:
+        _, at = decoder.raw_decode(text, at)
+    except ValueError:
+        return None
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _invoke(call: ToolCall) -> tuple[str, bool]:
+    """DSML text of one call whose arguments the recipe synthesises exactly as the host sent
+    them (values raw, `string="false"`); the flag says whether the call was completed."""
+    name = call.name or ""
+    if call.namespace is not None:
+        name = f"{call.namespace}__{name}"  # the function name the namespace flattens to
+    if call.custom:
+        raise NotReplayable("a custom tool call (its input is raw text)")
+    if '"' in name:
+        raise NotReplayable(f"a tool name without quotes: {name!r}")
+    pairs, cut = _split_arguments(call.arguments)
+    text = f'<{DSML}invoke name="{name}">\n'
+    for key, value in pairs:
+        text += f'<{DSML}parameter name={key} string="false">{value}</{DSML}parameter>\n'
+    if cut is not None:
+        return text + cut, False
+    return text + f"</{DSML}invoke>\n", True
+
+
+def _tool_block(calls: list[ToolCall], opener: bool) -> list[str]:
+    pieces = [f"<{DSML}tool_calls>\n"] if opener else []
+    for call in calls:
+        text, complete = _invoke(call)
+        pieces.append(text)
+        if not complete:
+            return pieces
+    return [*pieces, f"</{DSML}tool_calls>"]
+
+
+# ------------------------------------------------------------------ the model output
+
+
+def _finish_chunk(output: Output) -> str:
+    if output.finish is None:
+        raise NotReplayable("no finish reason")
+    if output.finish.startswith("incomplete:") or output.finish not in FINISH_CHUNKS:
+        raise NotReplayable(f"a finish reason the recipe produces, not {output.finish!r}")
+    return FINISH_CHUNKS[output.finish]
+
+
+def model_pieces(converted: ConvertedRequest, output: Output, stream: bool) -> list[str]:
+    """Model text pieces that the recipe turns into `output` (`stream`: its pieces are the
+    host's deltas, else one per text part of the body)."""
+    parsing = converted.parsing_options
+    stage = parsing.get("thinking_initial_stage")
+    in_reasoning = stage in ("ReasoningStart", "ReasoningContinuation")
+    if parsing.get("starts_in_tool_calls"):
+        if output.reasoning_pieces or any(output.content_pieces):
+            raise NotRecipeOutput("text outside the forced tool-call block")
+        return _tool_block(output.tool_calls, opener=False)
+    pieces = list(output.reasoning_pieces) if in_reasoning else []
+    content = _content_pieces(converted.protocol, output, stream, parsing)
+    if (content or output.stop_sequence is not None) and in_reasoning:
+        pieces.append("</think>")
+    if content[:1] and content[0].startswith("\n"):
+        pieces.append(_delimiter(parsing))  # the host's content kept its leading newlines
+    pieces += content
+    if output.stop_sequence is not None:
+        pieces.append(output.stop_sequence)
+    if output.tool_calls:
+        if not parsing.get("parse_tool_calls"):
+            raise NotRecipeOutput("tool calls although the request disables them")
+        if content[-1:] and content[-1].endswith("\n"):
+            pieces.append(_delimiter(parsing))  # newlines the host kept before the block
+        pieces += _tool_block(output.tool_calls, opener=True)
+    return pieces
+
+
+def _content_pieces(
+    protocol: str, output: Output, stream: bool, parsing: dict[str, Any]
+) -> list[str]:
+    """The content as pieces: the host's deltas, or for a body its text, with JSON mode's
+    one-space pieces (each stands for a piece of text before the JSON) split apart again."""
+    content = list(output.content_pieces)
+    if not content and output.content is not None and protocol == "messages":
+        return [""]  # a text block without deltas
+    if not parsing.get("parse_json_output"):
+        return content
+    if not stream and content:
+        rest = content[0].lstrip(" ")
+        content = [" "] * (len(content[0]) - len(rest)) + ([rest] if rest else [])
+    out: list[str] = []
+    for i, piece in enumerate(content):
+        if piece != " ":  # the JSON starts: bare from a bracket, else it came from a fence
+            if not piece.startswith(("{", "[")):
+                out.append("```json\n")
+            return out + content[i:]
+        out.append(piece)
+    return out
+
+
+def _delimiter(parsing: dict[str, Any]) -> str:
+    """`</think>` inside content: removed by the parser, it separates the text around it
+    without touching newlines (a stop sequence inside it would fire, so none may be)."""
+    if any(stop in "</think>" for stop in parsing.get("stop_sequences") or []):
+        raise NotReplayable("a stop sequence inside '</think>'")
+    return "</think>"
+
+
+def expected_answer(
+    converted: ConvertedRequest,
+    output: Output,
+    stream: bool,
+    prompt_usage: tuple[int, int],
+) -> Expected:
+    """The recipe's answer to `output`: the same ids, timestamps, fingerprint and prompt usage.
+
+    Raises `NotReplayable` when the output is not something the recipe can produce at all.
+    """
+    pieces = model_pieces(converted, output, stream)
+    finish = _finish_chunk(output)
+    signature = next((s for s in output.signatures if isinstance(s, str) and s), None)
+    processor = StreamProcessor(
+        converted,
+        response_id=output.response_id,
+        created=output.created,
+        signature=signature,
+    )
+    prompt, hit = prompt_usage
+    ready = {
+        "kind": "ready",
+        "prompt_tokens": prompt,
+        "prompt_cache_hit_tokens": hit,
+        "system_fingerprint": output.fingerprint,
+    }
+    events = processor.push_records(ready)
+    for piece in pieces:
+        if processor.finished:
+            break
+        events += processor.push_records({"kind": "text", "content": piece, "token_count": 0})
+    if not processor.finished:
+        events += processor.push_records({"kind": "finish", "finish_reason": finish})
+    events += processor.finish_records()
+    return Expected(
+        events=[(name, json.loads(data)) for name, data in events],
+        body=json.loads(processor.response_json()),
+    )
+
+
+# ------------------------------------------------------------------ comparison
+
+
+def normalize(value: Any, exact_reasoning_tokens: bool = True) -> Any:
+    """A copy without what the host legitimately chooses (see the module docs)."""
+    if isinstance(value, list | tuple):
+        return [normalize(v, exact_reasoning_tokens) for v in value]
+    if isinstance(value, str):
+        match = CALL_ID.match(value)
+        return f"call_{match.group(1)}_{match.group(2) or ''}<random>" if match else value
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in COUNT_KEYS and isinstance(item, int):
+            out[key] = "<count>"
+        elif key == "completed_at" and isinstance(item, int):
+            out[key] = "<time>"
+        elif key == "logprobs":
+            out[key] = [] if isinstance(item, list) else None
+        elif key == "reasoning_tokens" and not exact_reasoning_tokens and isinstance(item, int):
+            out[key] = "<count>"
+        else:
+            out[key] = normalize(item, exact_reasoning_tokens)
+    return out
+
+
+TEXT_DELTAS = {
+    "response.reasoning_text.delta",
+    "response.output_text.delta",
+    "response.function_call_arguments.delta",
+    "response.custom_tool_call_input.delta",
+}
+
+
+def _joinable(protocol: str, previous: Any, current: Any) -> str | None:
+    """The text key under which `current` continues `previous` (None: not a continuation)."""
+    if not isinstance(previous, dict) or not isinstance(current, dict):
+        return None
+    if protocol == "chat":
+        return _chat_joinable(previous, current)
+    if protocol == "responses":
+        same = all(previous.get(k) == current.get(k) for k in ("type", "item_id", "output_index"))
+        return "delta" if same and current.get("type") in TEXT_DELTAS else None
+    if (
+        previous.get("type") != "content_block_delta"
+        or current.get("type") != "content_block_delta"
+    ):
+        return None
+    before, after = previous.get("delta") or {}, current.get("delta") or {}
+    if previous.get("index") != current.get("index") or before.get("type") != after.get("type"):
+        return None
+    return {
+        "thinking_delta": "thinking",
+        "text_delta": "text",
+        "input_json_delta": "partial_json",
+    }.get(str(after.get("type")))
+
+
+def _chat_text_key(chunk: dict[str, Any]) -> str | None:
+    choices = chunk.get("choices")
+    if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
+        return None
+    choice = choices[0]
+    delta = choice.get("delta")
+    if choice.get("finish_reason") is not None or not isinstance(delta, dict) or "role" in delta:
+        return None
+    calls = delta.get("tool_calls")
+    if isinstance(calls, list):
+        if len(calls) == 1 and set(calls[0]) == {"index", "function"}:
+            function = calls[0]["function"]
+            if isinstance(function, dict) and set(function) == {"arguments"}:
+                return f"arguments:{calls[0]['index']}"
+        return None
+    texts = [k for k in ("content", "reasoning_content") if isinstance(delta.get(k), str)]
+    return texts[0] if len(texts) == 1 else None
+
+
+def _chat_joinable(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
+    key = _chat_text_key(current)
+    if key is None or key != _chat_text_key(previous):
+        return None
+    rest = [{k: v for k, v in c.items() if k != "choices"} for c in (previous, current)]
+    return key if rest[0] == rest[1] else None
+
+
+def _append_text(protocol: str, key: str, target: Any, source: Any) -> None:
+    if protocol == "chat":
+        if key.startswith("arguments:"):
+            function = target["choices"][0]["delta"]["tool_calls"][0]["function"]
+            function["arguments"] += source["choices"][0]["delta"]["tool_calls"][0]["function"][
+                "arguments"
+            ]
+        else:
+            target["choices"][0]["delta"][key] += source["choices"][0]["delta"][key]
+    elif protocol == "responses":
+        target["delta"] = str(target.get("delta", "")) + str(source.get("delta", ""))
+    else:
+        target["delta"][key] = str(target["delta"].get(key, "")) + str(source["delta"].get(key, ""))
+
+
+def coalesce(protocol: str, events: list[tuple[str | None, Any]]) -> list[tuple[str | None, Any]]:
+    """Join consecutive text deltas of one kind (and renumber Responses `sequence_number`)."""
+    out: list[tuple[str | None, Any]] = []
+    for name, data in events:
+        data = json.loads(json.dumps(data))
+        key = _joinable(protocol, out[-1][1], data) if out and out[-1][0] == name else None
+        if key is not None:
+            _append_text(protocol, key, out[-1][1], data)
+        else:
+            out.append((name, data))
+    if protocol == "responses":
+        for number, (_, data) in enumerate(out):
+            if isinstance(data, dict) and "sequence_number" in data:
+                data["sequence_number"] = number
+    return out
+
+
+def first_difference(expected: Any, got: Any, path: str = "$") -> tuple[str, Any, Any] | None:
+    """The first place where two JSON values differ: (path, expected, got)."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        for key in expected:
+            if key not in got:
+                return f"{path}.{key}", expected[key], "(absent)"
+            found = first_difference(expected[key], got[key], f"{path}.{key}")
+            if found:
+                return found
+        extra = [k for k in got if k not in expected]
+        return (f"{path}.{extra[0]}", "(absent)", got[extra[0]]) if extra else None
+    if isinstance(expected, list) and isinstance(got, list):
+        for i, (a, b) in enumerate(zip(expected, got, strict=False)):
+            found = first_difference(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        if len(expected) != len(got):
+            return f"{path} length", len(expected), len(got)
+        return None
+    same = expected == got and type(expected) is type(got)
+    return None if same else (path, expected, got)
