@@ -3,14 +3,13 @@
 The reference (0.2.0) holds text that may still start a stop sequence however long the stop is,
 piece by piece, and matches it once complete; these tests drive the Python API, and the
 regression records in `tests/differential/regressions/streams` (recorded from the reference by
-`record_stop_regressions.py` there) replay byte for byte.
+`record_stop_regressions.py` there) replay byte for byte in
+`tests/differential/test_stream_regressions.py`.
 """
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,9 +17,6 @@ import pytest
 from deepseek_recipe import convert
 from deepseek_recipe.models.chat_completions import ChatCompletion
 from deepseek_recipe.stream import StreamProcessor
-from tests.test_stream_vectors import run_case
-
-REGRESSIONS = Path(__file__).parent / "differential" / "regressions" / "streams"
 
 
 def _processor(stops: list[str]) -> StreamProcessor:
@@ -91,8 +87,3 @@ def test_stops_are_off_around_a_json_document() -> None:
     assert not processor.finished, "no stop before the document"
     processor.push_text('{"k": "ab"}', 1)
     assert processor.finished, "a stop inside the document"
-
-
-@pytest.mark.parametrize("path", sorted(REGRESSIONS.glob("*.json")), ids=lambda path: path.stem)
-def test_reference_regressions_replay_byte_exact(path: Path) -> None:
-    run_case(json.loads(path.read_text(encoding="utf-8")))
