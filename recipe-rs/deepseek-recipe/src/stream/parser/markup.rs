@@ -240,3 +240,87 @@ fn first_value_start(hay: &str) -> Option<(usize, &'static str, bool)> {
             .map(|(spelling, string)| (end - spelling.len(), spelling, string))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tool calls (name, arguments JSON text) that `text` in one piece gives.
+    fn calls(text: &str) -> Vec<(String, String)> {
+        let mut parser = StreamParser::new(ParsingOptions {
+            starts_in_tool_calls: true,
+            ..ParsingOptions::default()
+        });
+        let mut out = Vec::new();
+        parser.push(Piece::text(text), &mut out);
+        parser.finish(&mut out);
+        let mut calls: Vec<(String, String)> = Vec::new();
+        for event in out {
+            match event {
+                ParserEvent::ToolCallStart { name, .. } => calls.push((name, String::new())),
+                ParserEvent::ToolCallArguments { fragment, .. } => {
+                    let call = calls.last_mut().expect("arguments follow a start");
+                    call.1.push_str(&fragment.json_text());
+                }
+                _ => {}
+            }
+        }
+        calls
+    }
+
+    #[test]
+    fn a_closing_tag_ends_the_block_only_before_the_next_invoke() {
+        let invoke = "<｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"k\" string=\"true\">v</｜DSML｜parameter></｜DSML｜invoke>";
+        let closed = format!("</｜DSML｜tool_calls>{invoke}");
+        assert_eq!(calls(&closed), []);
+        let two = format!("{invoke}\n{invoke}</｜DSML｜tool_calls>{invoke}");
+        let expected = ("f".to_owned(), "{\"k\": \"v\"}".to_owned());
+        assert_eq!(calls(&two), [expected.clone(), expected]);
+    }
+
+    #[test]
+    fn many_calls_in_one_piece_each_get_their_parameters() {
+        let invoke = |index: usize| {
+            let tag = if index % 2 == 0 { "true" } else { "false" };
+            format!("<｜DSML｜invoke name=\"é{index}\"><｜DSML｜parameter name=\"k\" string=\"{tag}\">{index}</｜DSML｜parameter></｜DSML｜invoke>\n")
+        };
+        let text: String = (0..3000).map(invoke).collect();
+        let parsed = calls(&text);
+        assert_eq!(parsed.len(), 3000);
+        for (index, (name, arguments)) in parsed.iter().enumerate() {
+            let value = if index % 2 == 0 {
+                format!("\"{index}\"")
+            } else {
+                index.to_string()
+            };
+            assert_eq!(
+                (name.as_str(), arguments.as_str()),
+                (
+                    format!("é{index}").as_str(),
+                    format!("{{\"k\": {value}}}").as_str()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn the_search_before_a_marker_ends_on_a_character_boundary() {
+        assert_eq!(before_marker("ab\"éé", Some(3), "wxyz"), "ab\"é");
+        assert_eq!(before_marker("ab\"éé", Some(0), "wx"), "a");
+        assert_eq!(before_marker("abc", None, "wxyz"), "abc");
+        assert_eq!(before_marker("abc", Some(2), "wxyz"), "abc");
+    }
+
+    #[test]
+    fn the_first_value_start_is_the_earlier_spelling() {
+        assert_eq!(
+            first_value_start("x=\"false\"> y=\"true\">"),
+            Some((3, RAW_VALUE, false))
+        );
+        assert_eq!(
+            first_value_start("\">\"> string=\"true\">"),
+            Some((13, STRING_VALUE, true))
+        );
+        assert_eq!(first_value_start("no end \"> here"), None);
+    }
+}

@@ -642,6 +642,74 @@ mod tests {
         );
     }
 
+    /// Content texts per piece pushed (`Piece::text` unless given).
+    fn per_piece(parser: &mut StreamParser, pieces: Vec<Piece>) -> Vec<Vec<String>> {
+        pieces
+            .into_iter()
+            .map(|piece| {
+                let mut out = Vec::new();
+                parser.push(piece, &mut out);
+                out.into_iter()
+                    .filter_map(|event| match event {
+                        ParserEvent::Content(delta) => Some(delta.text),
+                        ParserEvent::StopSequence(stop) => Some(format!("STOP {stop}")),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_stop_start_is_held_from_after_the_stripped_newlines() {
+        let pieces = ["\n", "a", "b"].map(Piece::text).to_vec();
+        let got = per_piece(&mut content_parser(&["\nab"]), pieces);
+        assert_eq!(got, [vec![], vec!["a".to_owned()], vec!["b".to_owned()]]);
+    }
+
+    #[test]
+    fn a_special_token_restarts_stop_matching() {
+        let special = |text: &str| Piece {
+            text: text.into(),
+            kind: PieceKind::SpecialToken,
+            ..Piece::default()
+        };
+        let pieces = vec![
+            Piece::text("xa"),
+            special("b"),
+            Piece::text("a"),
+            Piece::text("b"),
+        ];
+        let got = per_piece(&mut content_parser(&["ab"]), pieces);
+        let expected: [&[&str]; 4] = [&[], &["xa", "b"], &[], &["STOP ab"]];
+        assert_eq!(
+            got,
+            expected.map(|texts| texts.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+        );
+    }
+
+    #[test]
+    fn a_bare_bracket_waits_while_a_stop_start_follows_it() {
+        let mut parser = StreamParser::new(ParsingOptions {
+            parse_json_output: true,
+            stop_sequences: vec![format!("Q{}", "x".repeat(5000))],
+            ..ParsingOptions::default()
+        });
+        let mut pieces = vec![Piece::text("{Q")];
+        pieces.extend((0..3000).map(|_| Piece::text("x")));
+        pieces.push(Piece::text("y"));
+        let got = per_piece(&mut parser, pieces);
+        assert!(got[..3001].iter().all(Vec::is_empty));
+        let released = &got[3001];
+        assert_eq!(
+            released.len(),
+            3003,
+            "the bracket, its piece's rest, each x, then y"
+        );
+        assert_eq!(released[..2], ["{".to_owned(), "Q".to_owned()]);
+        assert_eq!(released.concat(), format!("{{Q{}y", "x".repeat(3000)));
+    }
+
     /// The naive rule on the whole text: the content before the stop that ends first (the
     /// earliest listed at the same end), and that stop.
     fn naive(text: &str, stops: &[String]) -> (String, Option<String>) {
