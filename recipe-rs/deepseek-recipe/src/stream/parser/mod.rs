@@ -56,9 +56,12 @@ const FENCE_OPEN_JSON: &str = "```json\n";
 const FENCE_OPEN: &str = "```\n";
 const FENCE_CLOSE: &str = "\n```";
 /// Held text beyond this many bytes is released even if it could still change meaning, so
-/// adversarial input (e.g. endless newline runs) cannot grow the parser's memory.
+/// adversarial input (e.g. endless newline runs) cannot grow the parser's memory. A possible stop
+/// sequence is the exception: it is held whatever its length, as the reference does (its memory
+/// is bounded by the longest stop sequence plus the piece it starts in).
 pub const MAX_HELD_BYTES: usize = 1 << 14;
-/// Held pieces beyond this count are released likewise (empty pieces hold no bytes).
+/// Held pieces beyond this count are released likewise (empty pieces hold no bytes; the same
+/// exception).
 pub const MAX_HELD_PIECES: usize = 1024;
 /// Consumed text remembered for tags that began before the held text (longer than any tag).
 const TAIL_BYTES: usize = 32;
@@ -176,8 +179,9 @@ pub struct StreamParser {
     strip_leading: bool,
     /// Nothing but newlines/empty pieces arrived yet in the current section: they are held.
     section_start: bool,
-    /// The held text starts at byte `start` of `text`; the bytes before it were consumed.
+    /// The output text read; the bytes before `start` were consumed (dropped at compaction).
     text: String,
+    /// Where the held text starts in `text`.
     start: usize,
     /// Stream offset of `text`'s first byte (part ends are stream offsets).
     base: usize,

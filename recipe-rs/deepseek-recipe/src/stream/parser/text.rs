@@ -558,6 +558,7 @@ impl StreamParser {
         }
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
