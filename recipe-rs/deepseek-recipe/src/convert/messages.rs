@@ -11,7 +11,7 @@ use super::response_context::ResponseContext;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_tool_names, declared_tools, drop_loaded_tools, resolve_tool_choice, FunctionDecl,
+    check_tool_names, declared_tools, narrow_loaded_tools, resolve_tool_choice, FunctionDecl,
     ToolChoiceParam,
 };
 use crate::conversation::{
@@ -152,15 +152,9 @@ impl MessagesRequest {
         });
         let choice_is_none = choice == Some(ToolChoiceParam::None);
         let declared = declared_tools(declarations, true, choice_is_none)?;
-        let narrowed = matches!(
-            choice,
-            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
-        );
-        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let mut missing_reasoning = missing_reasoning;
-        if narrowed {
-            drop_loaded_tools(&mut messages, &mut missing_reasoning);
-        }
+        narrow_loaded_tools(choice.as_ref(), &mut messages, &mut missing_reasoning);
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let stop_sequences = self.stop_sequences.unwrap_or_default();
         check_stop(&stop_sequences, false)?;
         check_temperature(self.temperature)?;

@@ -17,7 +17,7 @@ use super::response_context::{ResponseContext, ResponsesContext};
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_strict_mix, check_tool_name, declared_tools, drop_loaded_tools, resolve_tool_choice,
+    check_strict_mix, check_tool_name, declared_tools, narrow_loaded_tools, resolve_tool_choice,
     FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, ToolCall};
@@ -246,15 +246,9 @@ impl ResponsesRequest {
                 }
             }
         }
-        let narrowed = matches!(
-            choice,
-            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
-        );
-        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let mut missing_reasoning = missing_reasoning;
-        if narrowed {
-            drop_loaded_tools(&mut messages, &mut missing_reasoning);
-        }
+        narrow_loaded_tools(choice.as_ref(), &mut messages, &mut missing_reasoning);
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
 
         let format = self.text.map(|text| text.format);
         let wants_json_object = matches!(format, Some(ResponsesTextFormat::JsonObject));

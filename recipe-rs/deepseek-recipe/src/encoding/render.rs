@@ -170,7 +170,10 @@ impl<'a> Renderer<'a> {
             }
             Role::Assistant => {
                 if index + 1 == messages.len() && is_prefix(message) {
-                    self.write_prefix(message);
+                    let thinking = self.conversation.thinking_mode
+                        && !(self.dialect.leading_prefix_without_thinking
+                            && messages[..index].iter().all(is_empty_system));
+                    self.write_prefix(message, thinking);
                 } else {
                     self.write_assistant_turn(message);
                 }
@@ -274,12 +277,12 @@ impl<'a> Renderer<'a> {
         self.builder.special(&tokens.eos);
     }
 
-    /// The last assistant message, continued by the model.
-    fn write_prefix(&mut self, message: &Message) {
+    /// The last assistant message, continued by the model (with its reasoning when `thinking`).
+    fn write_prefix(&mut self, message: &Message, thinking: bool) {
         let tokens = self.tokens;
         let grounding = tokens.grounding();
         self.builder.special(&tokens.assistant);
-        if self.conversation.thinking_mode {
+        if thinking {
             self.builder.special(&tokens.thinking_start);
             let reasoning = message.reasoning_content.as_deref().unwrap_or("");
             self.builder.text_with_specials(reasoning, &grounding);
@@ -355,6 +358,14 @@ impl<'a> Renderer<'a> {
             names: self.dialect.dsml,
         }
     }
+}
+
+/// A system message that renders nothing: no text, images or loaded tools.
+fn is_empty_system(message: &Message) -> bool {
+    message.role == Role::System
+        && message.content.is_empty()
+        && message.images.is_empty()
+        && message.tools.is_empty()
 }
 
 fn is_prefix(message: &Message) -> bool {
@@ -445,6 +456,36 @@ mod tests {
                 );
                 assert_well_formed(&rendered);
             }
+        }
+    }
+
+    #[test]
+    fn v41_prefix_after_only_empty_systems_continues_without_thinking() {
+        let mut prefix = message(Role::Assistant, "pre");
+        prefix.prefix = true;
+        prefix.reasoning_content = Some("why".to_owned());
+        let tail = |messages: Vec<Message>, dialect: &Dialect| {
+            let mut conversation = conversation(messages);
+            conversation.tools.clear();
+            let prompt = render(dialect, &SpecialTokens::default(), &conversation).prompt;
+            prompt[prompt.rfind("<｜Assistant｜>").unwrap()..].to_owned()
+        };
+        let empty_system = message(Role::System, "");
+        let leading = vec![empty_system.clone(), empty_system, prefix.clone()];
+        assert_eq!(
+            tail(leading.clone(), &v41::DIALECT),
+            "<｜Assistant｜></think>pre"
+        );
+        assert_eq!(
+            tail(leading, &v4::DIALECT),
+            "<｜Assistant｜><think>why</think>pre"
+        );
+        for before in [Role::System, Role::User, Role::LatestReminder] {
+            let after_content = vec![message(before, "x"), prefix.clone()];
+            assert_eq!(
+                tail(after_content, &v41::DIALECT),
+                "<｜Assistant｜><think>why</think>pre"
+            );
         }
     }
 
