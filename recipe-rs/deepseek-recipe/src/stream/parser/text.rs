@@ -240,8 +240,8 @@ impl StreamParser {
 
     /// Whether the bracket that starts a bare JSON document at `[start, from)` waits for more
     /// input: everything after it in its piece may still start the closing fence or a stop
-    /// sequence (and no stop sequence is complete there), as [`StreamParser::defers`] has it for
-    /// markup. (It never waits behind empty pieces held at a section start.) The text after the
+    /// sequence (and no stop sequence nor closing fence is complete there), as
+    /// [`StreamParser::defers`] has it for markup. (It never waits behind empty pieces held at a section start.) The text after the
     /// bracket is read once, however many pieces it waits for (`scan` keeps how far).
     fn bare_json_defers(
         &self,
@@ -263,7 +263,12 @@ impl StreamParser {
                 stop: START,
             });
         let fresh = &self.text.as_bytes()[wait.read..end];
-        if self.stops.feed(&mut wait.stop, fresh).is_some() {
+        let fence_from = wait.read.saturating_sub(FENCE_CLOSE.len() - 1).max(from);
+        let fence = find_marker(
+            &self.text[char_floor(&self.text, fence_from)..],
+            FENCE_CLOSE,
+        );
+        if fence.is_some() || self.stops.feed(&mut wait.stop, fresh).is_some() {
             return false;
         }
         wait.read = end;
