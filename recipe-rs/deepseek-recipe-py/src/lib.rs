@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 mod errors;
 mod id_list;
 mod images;
+mod ints;
 mod requests;
 mod stream;
 mod tokenizer;

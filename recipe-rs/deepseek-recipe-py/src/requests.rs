@@ -14,6 +14,7 @@ use pyo3::types::{PyList, PyString};
 
 use crate::errors::to_py_err;
 use crate::id_list::id_list;
+use crate::ints::Count;
 use crate::tokenizer::{default_tokenizer, PyTokenizer};
 
 /// Parses a protocol name as the Python API spells it.
@@ -147,9 +148,13 @@ impl PyConvertedRequest {
     }
 
     /// The completion budget for a prompt of `prompt_tokens` in a context of `context_limit`.
-    fn resolve_max_tokens(&self, prompt_tokens: u64, context_limit: u64) -> PyResult<u32> {
+    fn resolve_max_tokens(
+        &self,
+        prompt_tokens: Count<u64>,
+        context_limit: Count<u64>,
+    ) -> PyResult<u32> {
         self.inner
-            .resolve_max_tokens(prompt_tokens, context_limit)
+            .resolve_max_tokens(prompt_tokens.0, context_limit.0)
             .map_err(|err| to_py_err(err.into()))
     }
 }

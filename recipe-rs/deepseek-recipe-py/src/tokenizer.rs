@@ -10,6 +10,7 @@ use pyo3::types::{PyByteArray, PyList, PyString};
 
 use crate::errors::to_py_err;
 use crate::id_list::{id_list, id_lists};
+use crate::ints::{read, token_ids, Count, TokenId};
 
 /// Texts at least this long are encoded without holding the GIL.
 const DETACH_MIN_BYTES: usize = 4096;
@@ -142,9 +143,9 @@ impl PyTokenizer {
     }
 
     /// This tokenizer (same tables) using up to `threads` threads per call (`0` counts as `1`).
-    fn with_threads(&self, threads: usize) -> Self {
+    fn with_threads(&self, threads: Count<usize>) -> Self {
         Self {
-            inner: self.inner.with_threads(threads),
+            inner: self.inner.with_threads(threads.0),
             token_text: OnceLock::new(),
         }
     }
@@ -244,12 +245,14 @@ impl PyTokenizer {
     }
 
     /// The text of `ids`; raises `TokenizerError` for an unknown id.
-    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+    fn decode(&self, py: Python<'_>, ids: Vec<TokenId>) -> PyResult<String> {
+        let ids = token_ids(ids);
         py.detach(|| self.inner.decode(&ids)).map_err(to_py_err)
     }
 
     /// The text of each id list, decoded in parallel without the GIL.
-    fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<u32>>) -> PyResult<Vec<String>> {
+    fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<TokenId>>) -> PyResult<Vec<String>> {
+        let batch: Vec<Vec<u32>> = batch.into_iter().map(token_ids).collect();
         py.detach(|| self.inner.decode_batch(&batch))
             .map_err(to_py_err)
     }
@@ -259,9 +262,12 @@ impl PyTokenizer {
         self.inner.token_to_id(token)
     }
 
-    /// The spelling of token `id`, if any.
-    fn id_to_token(&self, id: u32) -> Option<String> {
-        self.inner.id_to_token(id).map(str::to_owned)
+    /// The spelling of token `id`, if any (none for an int outside `u32`).
+    fn id_to_token(&self, id: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        let id = read::<u32>(id)?.ok();
+        Ok(id
+            .and_then(|id| self.inner.id_to_token(id))
+            .map(str::to_owned))
     }
 
     /// One more than the largest token id.
@@ -295,8 +301,8 @@ impl PyIncrementalDecoder {
     }
 
     /// Adds `ids`; returns the newly complete text.
-    fn push(&mut self, ids: Vec<u32>) -> PyResult<String> {
-        self.inner.push(&ids).map_err(to_py_err)
+    fn push(&mut self, ids: Vec<TokenId>) -> PyResult<String> {
+        self.inner.push(&token_ids(ids)).map_err(to_py_err)
     }
 
     /// Ends the stream: an incomplete character left over becomes U+FFFD.

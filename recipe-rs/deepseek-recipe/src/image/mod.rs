@@ -13,6 +13,7 @@
 mod data_url;
 mod decode;
 pub mod detect;
+mod downloads;
 pub mod error;
 pub mod fetch;
 pub mod policy;
@@ -30,7 +31,8 @@ pub use fetch::{HostResolver, HttpFetcher, SystemResolver};
 pub use policy::{DestinationPolicy, IpRange};
 pub use preprocess::{preprocess, PreprocessOptions, PreprocessedImage};
 pub use resolver::{
-    ImageQuota, ImageResolver, QuotaUsage, ResolvedImages, ResolverLimits, RetryPolicy,
+    ImageQuota, ImageResolver, QuotaUsage, ResolveBudget, ResolvedImages, ResolverLimits,
+    RetryPolicy,
 };
 pub use source::{ImageData, ImageInput};
 pub use tokens::{image_tokens, token_adjustment, CalcResizeError};

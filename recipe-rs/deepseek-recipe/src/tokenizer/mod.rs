@@ -444,7 +444,7 @@ impl Tokenizer {
     fn token_bytes(&self, id: u32) -> Result<&[u8]> {
         match self.inner.tokens.get(id as usize) {
             Some(Some(_)) => Ok(&self.inner.token_bytes[id as usize]),
-            _ => Err(Error::Tokenizer(format!("unknown token id {id}"))),
+            _ => Err(Error::unknown_token_id(id)),
         }
     }
 
