@@ -280,13 +280,14 @@ pub enum ChatCompletionResponseFormat {
     Text,
 }
 
-/// The `json_schema` object of a schema response format.
+/// The `json_schema` object of a schema response format (fields in the reference's order, which
+/// serde's sequence form follows).
 #[derive(Debug, Clone, Deserialize)]
 pub struct ChatCompletionResponseFormatJsonSchema {
-    /// Schema name (no effect).
-    pub name: Option<String>,
     /// The JSON schema.
     pub schema: Value,
+    /// Schema name (no effect).
+    pub name: Option<String>,
     /// Strict mode: the schema is normalised.
     pub strict: Option<bool>,
 }
