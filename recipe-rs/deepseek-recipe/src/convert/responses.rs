@@ -524,7 +524,6 @@ fn tool_declarations(
                                 custom.name
                             )));
                         }
-                        NamespaceMember::Other => {}
                     }
                 }
             }
