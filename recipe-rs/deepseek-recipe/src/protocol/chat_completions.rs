@@ -94,14 +94,15 @@ pub enum ChatCompletionRequestMessage {
         /// Participant name (checked, no effect).
         name: Option<String>,
     },
-    /// Assistant turn from history, or a prefix to continue.
+    /// Assistant turn from history, or a prefix to continue (fields in the reference's order,
+    /// which serde's sequence form follows).
     Assistant {
         /// Text (`null` when only tool calls are given).
         content: Option<ChatContent>,
-        /// Participant name (checked, no effect).
-        name: Option<String>,
         /// Reasoning to pass back.
         reasoning_content: Option<String>,
+        /// Participant name (checked, no effect).
+        name: Option<String>,
         /// Tool calls made in this turn.
         tool_calls: Option<Vec<ChatCompletionRequestToolCall>>,
         /// Whether the model should continue this message.

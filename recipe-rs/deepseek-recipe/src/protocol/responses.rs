@@ -213,10 +213,10 @@ pub enum ResponsesContentBlock {
     InputImage {
         /// URL or data URL.
         image_url: Option<String>,
-        /// Uploaded file id (not supported).
-        file_id: Option<String>,
         /// Requested detail.
         detail: Option<ImageDetailParam>,
+        /// Uploaded file id (not supported).
+        file_id: Option<String>,
     },
     /// A file (shown as an "unsupported document" note).
     InputFile {},
@@ -302,10 +302,10 @@ pub enum ResponsesToolCallOutputItem {
     InputImage {
         /// URL or data URL.
         image_url: Option<String>,
-        /// Uploaded file id (not supported).
-        file_id: Option<String>,
         /// Requested detail.
         detail: Option<ImageDetailParam>,
+        /// Uploaded file id (not supported).
+        file_id: Option<String>,
     },
     /// A file (shown as an "unsupported document" note).
     InputFile {},
@@ -672,10 +672,10 @@ pub enum ResponsesTextFormat {
         name: String,
         /// The schema.
         schema: Value,
-        /// Strict mode.
-        strict: Option<bool>,
         /// Description (no effect).
         description: Option<String>,
+        /// Strict mode.
+        strict: Option<bool>,
     },
     /// Any JSON object.
     JsonObject,
