@@ -51,6 +51,7 @@ impl ChatCompletionRequest {
         if self.messages.is_empty() {
             return Err(ApiError::invalid_request("Empty input messages"));
         }
+        let misplaced_prefix = has_misplaced_prefix(&self.messages);
         let (mut messages, missing_reasoning) =
             convert_messages(self.messages, model_version, options.image_token())?;
         let (thinking_mode, reasoning_effort) = resolve_thinking(
@@ -66,6 +67,11 @@ impl ChatCompletionRequest {
             thinking_mode,
             REASONING_PASS_BACK_ERROR,
         )?;
+        if misplaced_prefix {
+            return Err(ApiError::invalid_request(
+                "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
+            ));
+        }
         let choice = self.tool_choice.map(|choice| match choice {
             ChatToolChoice::None => ToolChoiceParam::None,
             ChatToolChoice::Auto => ToolChoiceParam::Auto,
@@ -342,12 +348,9 @@ fn convert_messages(
     version: ModelVersion,
     image_token: &str,
 ) -> Result<(Vec<Message>, Vec<bool>), ApiError> {
-    let last = messages.len() - 1;
-    let mut misplaced_prefix = false;
     let mut converted = Vec::with_capacity(messages.len());
     let mut missing_reasoning = Vec::with_capacity(messages.len());
-    // Every message is converted (and checked) first; then the tool-message order, then the
-    // prefix position.
+    // Every message is converted (and checked) first; then the tool-message order.
     let count = messages.len();
     let order_error = check_tool_message_order(&messages).err();
     for (index, message) in messages.into_iter().enumerate() {
@@ -391,7 +394,6 @@ fn convert_messages(
                     )));
                 }
                 let prefix = prefix.unwrap_or(false);
-                misplaced_prefix |= prefix && index != last;
                 let text = match content {
                     None => String::new(),
                     Some(content) => {
@@ -430,12 +432,21 @@ fn convert_messages(
             return Err(error);
         }
     }
-    if misplaced_prefix {
-        return Err(ApiError::invalid_request(
-            "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
-        ));
-    }
     Ok((converted, missing_reasoning))
+}
+
+/// Whether a message before the last one asks to be continued (`prefix: true`); reported
+/// after the messages and the reasoning pass-back rule are checked.
+fn has_misplaced_prefix(messages: &[ChatMessage]) -> bool {
+    messages.iter().rev().skip(1).any(|message| {
+        matches!(
+            message,
+            ChatMessage::Assistant {
+                prefix: Some(true),
+                ..
+            }
+        )
+    })
 }
 
 /// Every assistant `tool_calls` block must be answered by the tool messages right after it,

@@ -5,6 +5,8 @@
 //! objects get `additionalProperties: false` and `required` listing every property in order.
 //! Strict schemas are not checked against the meta-schema. The semantic checks run per object:
 //! no properties, then the properties themselves, then `required`, then `additionalProperties`.
+//! A property-less object is allowed only at the tool-parameters root, which includes the
+//! variants of a root `anyOf` (the top-level-object check comes after them).
 
 use serde::de::{DeserializeOwned, Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -262,7 +264,7 @@ impl JsonSchema {
             } => {
                 let written = variants
                     .iter()
-                    .map(|node| node.write(false))
+                    .map(|node| node.write(allow_empty_object))
                     .collect::<Result<_, _>>()?;
                 let mut out = Map::new();
                 out.insert("anyOf".to_owned(), Value::Array(written));
@@ -426,6 +428,30 @@ mod tests {
         assert!(normalize_strict_schema(&schema, true).is_ok());
         assert_eq!(
             normalize_strict_schema(&schema, false),
+            Err(StrictSchemaError::Semantic(
+                "An object with no properties is not allowed.".to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn root_any_of_variants_may_be_empty_objects() {
+        let schema = json!({"anyOf": [{"type": "object"}]});
+        assert_eq!(
+            normalize_strict_schema(&schema, true),
+            Err(StrictSchemaError::Semantic(
+                "The top level of the function parameters schema must be an object.".to_owned()
+            ))
+        );
+        assert_eq!(
+            normalize_strict_schema(&schema, false),
+            Err(StrictSchemaError::Semantic(
+                "An object with no properties is not allowed.".to_owned()
+            ))
+        );
+        let nested = json!({"anyOf": [{"type": "array", "items": {"type": "object"}}]});
+        assert_eq!(
+            normalize_strict_schema(&nested, true),
             Err(StrictSchemaError::Semantic(
                 "An object with no properties is not allowed.".to_owned()
             ))

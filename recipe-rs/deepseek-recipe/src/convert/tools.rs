@@ -260,9 +260,7 @@ pub(crate) fn resolve_tool_choice(
         },
         ToolChoiceParam::Named(name) => {
             let Some(tool) = tools.into_iter().find(|tool| tool.name == name) else {
-                return Err(ApiError::invalid_request(format!(
-                    "Invalid value for 'tool_call': no function named '{name}' was specified in the 'tools' parameter."
-                )));
+                return Err(unknown_tool_choice(&name));
             };
             ResolvedTools {
                 tool_choice: ToolChoice::Required,
@@ -276,6 +274,13 @@ pub(crate) fn resolve_tool_choice(
         ));
     }
     Ok(resolved)
+}
+
+/// The error for a named tool choice that names no declared tool.
+pub(crate) fn unknown_tool_choice(name: &str) -> ApiError {
+    ApiError::invalid_request(format!(
+        "Invalid value for 'tool_call': no function named '{name}' was specified in the 'tools' parameter."
+    ))
 }
 
 /// The tool list as the tool-call constraint describes it (compact JSON array; deferred tools

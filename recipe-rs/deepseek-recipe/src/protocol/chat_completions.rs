@@ -98,14 +98,15 @@ pub enum ChatCompletionRequestMessage {
         /// Participant name (checked, no effect).
         name: Option<String>,
     },
-    /// Assistant turn from history, or a prefix to continue.
+    /// Assistant turn from history, or a prefix to continue (fields in the reference's order,
+    /// which serde's sequence form follows).
     Assistant {
         /// Text (`null` when only tool calls are given).
         content: Option<ChatContent>,
-        /// Participant name (checked, no effect).
-        name: Option<String>,
         /// Reasoning to pass back.
         reasoning_content: Option<String>,
+        /// Participant name (checked, no effect).
+        name: Option<String>,
         /// Tool calls made in this turn.
         tool_calls: Option<Vec<ChatCompletionRequestToolCall>>,
         /// Whether the model should continue this message.
@@ -284,13 +285,14 @@ pub enum ChatCompletionResponseFormat {
     Text,
 }
 
-/// The `json_schema` object of a schema response format.
+/// The `json_schema` object of a schema response format (fields in the reference's order, which
+/// serde's sequence form follows).
 #[derive(Debug, Clone, Deserialize)]
 pub struct ChatCompletionResponseFormatJsonSchema {
-    /// Schema name (no effect).
-    pub name: Option<String>,
     /// The JSON schema.
     pub schema: Value,
+    /// Schema name (no effect).
+    pub name: Option<String>,
     /// Strict mode: the schema is normalised.
     pub strict: Option<bool>,
 }
