@@ -210,16 +210,20 @@ pub enum ResponsesContentBlock {
         text: String,
     },
     /// An image.
-    InputImage {
-        /// URL or data URL.
-        image_url: Option<String>,
-        /// Requested detail.
-        detail: Option<ImageDetailParam>,
-        /// Uploaded file id (not supported).
-        file_id: Option<String>,
-    },
+    InputImage(ResponsesInputImage),
     /// A file (shown as an "unsupported document" note).
     InputFile {},
+}
+
+/// An image part.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResponsesInputImage {
+    /// URL or data URL.
+    pub image_url: Option<String>,
+    /// Requested detail.
+    pub detail: Option<ImageDetailParam>,
+    /// Uploaded file id (not supported).
+    pub file_id: Option<String>,
 }
 
 /// A reasoning item.
@@ -299,14 +303,7 @@ pub enum ResponsesToolCallOutputItem {
         text: String,
     },
     /// An image.
-    InputImage {
-        /// URL or data URL.
-        image_url: Option<String>,
-        /// Requested detail.
-        detail: Option<ImageDetailParam>,
-        /// Uploaded file id (not supported).
-        file_id: Option<String>,
-    },
+    InputImage(ResponsesInputImage),
     /// A file (shown as an "unsupported document" note).
     InputFile {},
 }
@@ -315,15 +312,7 @@ impl From<ResponsesToolCallOutputItem> for ResponsesContentBlock {
     fn from(part: ResponsesToolCallOutputItem) -> Self {
         match part {
             ResponsesToolCallOutputItem::InputText { text } => Self::InputText { text },
-            ResponsesToolCallOutputItem::InputImage {
-                image_url,
-                file_id,
-                detail,
-            } => Self::InputImage {
-                image_url,
-                file_id,
-                detail,
-            },
+            ResponsesToolCallOutputItem::InputImage(image) => Self::InputImage(image),
             ResponsesToolCallOutputItem::InputFile {} => Self::InputFile {},
         }
     }
