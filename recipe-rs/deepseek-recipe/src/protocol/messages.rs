@@ -240,7 +240,7 @@ pub enum MessagesImageSource {
     /// An uploaded file (not supported).
     File {
         /// File id.
-        file_id: Option<String>,
+        file_id: String,
     },
 }
 

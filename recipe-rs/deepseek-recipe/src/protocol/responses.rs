@@ -220,7 +220,8 @@ pub enum ResponsesContentBlock {
 pub struct ResponsesInputImage {
     /// URL or data URL.
     pub image_url: Option<String>,
-    /// Requested detail.
+    /// Requested detail (may be left out of the sequence form).
+    #[serde(default)]
     pub detail: Option<ImageDetailParam>,
     /// Uploaded file id (not supported).
     pub file_id: Option<String>,
@@ -403,7 +404,15 @@ impl From<reference::ResponsesTool> for ResponsesTool {
             Wire::Function(function) => Self::Function(function),
             Wire::WebSearch(tool) => web_search("web_search", tool),
             Wire::WebSearch20250826(tool) => web_search("web_search_2025_08_26", tool),
-            Wire::Namespace(namespace) => Self::Namespace(namespace),
+            Wire::Namespace {
+                name,
+                description,
+                tools,
+            } => Self::Namespace(NamespaceTool {
+                name,
+                description,
+                tools,
+            }),
             Wire::Custom { name } => Self::Custom(CustomTool { name }),
             Wire::ToolSearch {
                 execution,
@@ -424,7 +433,7 @@ impl From<reference::ResponsesTool> for ResponsesTool {
 /// form of a struct follows its field order).
 mod reference {
     use super::{Deserialize, ToolSearchExecution, Value};
-    use super::{NamespaceTool, ResponsesFunctionTool, ResponsesWebSearchTool};
+    use super::{NamespaceMember, ResponsesFunctionTool, ResponsesWebSearchTool};
 
     /// A declared tool, by `type`.
     #[derive(Deserialize)]
@@ -434,7 +443,11 @@ mod reference {
         WebSearch(ResponsesWebSearchTool),
         #[serde(rename = "web_search_2025_08_26")]
         WebSearch20250826(ResponsesWebSearchTool),
-        Namespace(NamespaceTool),
+        Namespace {
+            name: String,
+            description: Option<String>,
+            tools: Vec<NamespaceMember>,
+        },
         Custom {
             name: String,
         },
@@ -514,7 +527,7 @@ pub struct CustomTool {
 }
 
 /// A namespace of tools.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct NamespaceTool {
     /// Namespace name.
     pub name: String,
