@@ -238,6 +238,10 @@ impl MessageConverter<'_> {
             MessagesMessage::Assistant(content) => (Role::Assistant, content),
             MessagesMessage::System(content) => (Role::System, content),
         };
+        // Tool uses left unanswered by a message of another role come before its content.
+        if role != Role::User && !pending.is_empty() {
+            return Err(unanswered(&format!("messages.{index}: "), pending));
+        }
         let blocks = match content {
             MessagesContent::Text(text) => vec![ContentBlock::Text { text }],
             MessagesContent::Blocks(blocks) if blocks.is_empty() => {
@@ -247,9 +251,6 @@ impl MessageConverter<'_> {
             }
             MessagesContent::Blocks(blocks) => blocks,
         };
-        if role != Role::User && !pending.is_empty() {
-            return Err(unanswered(&format!("messages.{index}: "), pending));
-        }
         match role {
             Role::Assistant => {
                 *pending = self.convert_assistant(index, blocks, out)?;

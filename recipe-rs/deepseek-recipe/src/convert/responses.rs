@@ -22,8 +22,8 @@ use crate::conversation::{Message, Role, ToolCall};
 use crate::error::ApiError;
 use crate::protocol::responses::{
     CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
-    ResponsesFunctionTool, ResponsesInput, ResponsesInputMessage, ResponsesRequest,
-    ResponsesTextFormat, ResponsesTool, ResponsesToolChoice, ToolSearchExecution,
+    ResponsesFunctionTool, ResponsesInput, ResponsesInputImage, ResponsesInputMessage,
+    ResponsesRequest, ResponsesTextFormat, ResponsesTool, ResponsesToolChoice, ToolSearchExecution,
 };
 use crate::stream::responses::{report_tools, ReasoningSettings, ResponsesEcho};
 
@@ -941,7 +941,7 @@ impl ItemConverter<'_> {
                 self.check_image_parts(index, "content", parts)?;
                 if parts
                     .iter()
-                    .any(|part| matches!(part, ResponsesContentBlock::InputImage { .. }))
+                    .any(|part| matches!(part, ResponsesContentBlock::InputImage(_)))
                 {
                     return Err(ApiError::invalid_request(format!(
                         "{path}: Image in assistant message is unsupported"
@@ -1026,9 +1026,11 @@ impl ItemConverter<'_> {
         let path = format!("input[{index}]");
         if self.version == ModelVersion::DeepseekV41Flash {
             for (part_index, part) in parts.iter().enumerate() {
-                if let ResponsesContentBlock::InputImage {
-                    image_url, file_id, ..
-                } = part
+                if let ResponsesContentBlock::InputImage(ResponsesInputImage {
+                    image_url,
+                    file_id,
+                    ..
+                }) = part
                 {
                     let part_path = format!("{path}.{field}[{part_index}]");
                     let has_url = image_url.as_deref().is_some_and(|url| !url.is_empty());
@@ -1075,11 +1077,11 @@ impl ItemConverter<'_> {
                 ResponsesContentBlock::InputText { text }
                 | ResponsesContentBlock::OutputText { text } => builder.push_text(&text),
                 ResponsesContentBlock::InputFile {} => builder.push_text("[Unsupported Document]"),
-                ResponsesContentBlock::InputImage {
+                ResponsesContentBlock::InputImage(ResponsesInputImage {
                     image_url,
                     file_id,
                     detail,
-                } => {
+                }) => {
                     let part_path = format!("{path}.{field}[{part_index}]");
                     // An empty URL counts as absent, any file id (even empty) as present.
                     let image_url = image_url.filter(|url| !url.is_empty());

@@ -186,16 +186,14 @@ impl<'de> Deserialize<'de> for Properties {
     }
 }
 
-/// Reads `key` of `object` as `T`, its errors prefixed with the field name.
+/// Reads `key` of `object` as `T` (an absent key reads as `null`), its errors prefixed with the
+/// field name.
 fn field<T: DeserializeOwned, E: serde::de::Error>(
     object: &Map<String, Value>,
     key: &str,
-) -> Result<Option<T>, E> {
-    match object.get(key) {
-        None => Ok(None),
-        Some(value) => Option::<T>::deserialize(value.clone())
-            .map_err(|err| E::custom(format!("field `{key}`: {err}"))),
-    }
+) -> Result<T, E> {
+    T::deserialize(object.get(key).cloned().unwrap_or(Value::Null))
+        .map_err(|err| E::custom(format!("field `{key}`: {err}")))
 }
 
 impl<'de> Deserialize<'de> for JsonSchema {
@@ -207,26 +205,25 @@ impl<'de> Deserialize<'de> for JsonSchema {
         };
         if let Some(kind) = object.get("type") {
             if kind.is_array() {
-                let types = field::<Vec<SimpleJsonSchemaType>, D::Error>(object, "type")?
-                    .unwrap_or_default();
-                let description = field::<String, D::Error>(object, "description")?;
+                let types = field::<Vec<SimpleJsonSchemaType>, D::Error>(object, "type")?;
+                let description = field::<Option<String>, D::Error>(object, "description")?;
                 return Ok(Self::TypeList { types, description });
             }
             return JsonSchemaType::deserialize(value)
                 .map(Self::Typed)
                 .map_err(D::Error::custom);
         }
+        // `anyOf` and `$ref` may not be null.
         if object.contains_key("anyOf") {
-            let variants =
-                field::<Vec<JsonSchemaType>, D::Error>(object, "anyOf")?.unwrap_or_default();
-            let description = field::<String, D::Error>(object, "description")?;
+            let variants = field::<Vec<JsonSchemaType>, D::Error>(object, "anyOf")?;
+            let description = field::<Option<String>, D::Error>(object, "description")?;
             return Ok(Self::AnyOf {
                 variants,
                 description,
             });
         }
         if object.contains_key("$ref") {
-            let reference = field::<String, D::Error>(object, "$ref")?.unwrap_or_default();
+            let reference = field::<String, D::Error>(object, "$ref")?;
             return Ok(Self::Ref(reference));
         }
         Err(required())

@@ -176,7 +176,8 @@ pub enum ChatCompletionRequestContentBlock {
 pub struct ChatCompletionImageUrl {
     /// `http(s)` URL or `data:` URL.
     pub url: String,
-    /// Requested detail (`high` when absent).
+    /// Requested detail (`high` when absent; may be left out of the sequence form).
+    #[serde(default)]
     pub detail: Option<ImageDetailParam>,
 }
 

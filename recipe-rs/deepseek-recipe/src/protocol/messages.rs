@@ -242,7 +242,7 @@ pub enum MessagesImageSource {
     /// An uploaded file (not supported).
     File {
         /// File id.
-        file_id: Option<String>,
+        file_id: String,
     },
 }
 

@@ -212,16 +212,21 @@ pub enum ResponsesContentBlock {
         text: String,
     },
     /// An image.
-    InputImage {
-        /// URL or data URL.
-        image_url: Option<String>,
-        /// Requested detail.
-        detail: Option<ImageDetailParam>,
-        /// Uploaded file id (not supported).
-        file_id: Option<String>,
-    },
+    InputImage(ResponsesInputImage),
     /// A file (shown as an "unsupported document" note).
     InputFile {},
+}
+
+/// An image part.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResponsesInputImage {
+    /// URL or data URL.
+    pub image_url: Option<String>,
+    /// Requested detail (may be left out of the sequence form).
+    #[serde(default)]
+    pub detail: Option<ImageDetailParam>,
+    /// Uploaded file id (not supported).
+    pub file_id: Option<String>,
 }
 
 /// A reasoning item.
@@ -301,14 +306,7 @@ pub enum ResponsesToolCallOutputItem {
         text: String,
     },
     /// An image.
-    InputImage {
-        /// URL or data URL.
-        image_url: Option<String>,
-        /// Requested detail.
-        detail: Option<ImageDetailParam>,
-        /// Uploaded file id (not supported).
-        file_id: Option<String>,
-    },
+    InputImage(ResponsesInputImage),
     /// A file (shown as an "unsupported document" note).
     InputFile {},
 }
@@ -317,15 +315,7 @@ impl From<ResponsesToolCallOutputItem> for ResponsesContentBlock {
     fn from(part: ResponsesToolCallOutputItem) -> Self {
         match part {
             ResponsesToolCallOutputItem::InputText { text } => Self::InputText { text },
-            ResponsesToolCallOutputItem::InputImage {
-                image_url,
-                file_id,
-                detail,
-            } => Self::InputImage {
-                image_url,
-                file_id,
-                detail,
-            },
+            ResponsesToolCallOutputItem::InputImage(image) => Self::InputImage(image),
             ResponsesToolCallOutputItem::InputFile {} => Self::InputFile {},
         }
     }
@@ -416,7 +406,15 @@ impl From<reference::ResponsesTool> for ResponsesTool {
             Wire::Function(function) => Self::Function(function),
             Wire::WebSearch(tool) => web_search("web_search", tool),
             Wire::WebSearch20250826(tool) => web_search("web_search_2025_08_26", tool),
-            Wire::Namespace(namespace) => Self::Namespace(namespace),
+            Wire::Namespace {
+                name,
+                description,
+                tools,
+            } => Self::Namespace(NamespaceTool {
+                name,
+                description,
+                tools,
+            }),
             Wire::Custom { name } => Self::Custom(CustomTool { name }),
             Wire::ToolSearch {
                 execution,
@@ -437,7 +435,7 @@ impl From<reference::ResponsesTool> for ResponsesTool {
 /// form of a struct follows its field order).
 mod reference {
     use super::{Deserialize, ToolSearchExecution, Value};
-    use super::{NamespaceTool, ResponsesFunctionTool, ResponsesWebSearchTool};
+    use super::{NamespaceMember, ResponsesFunctionTool, ResponsesWebSearchTool};
 
     /// A declared tool, by `type`.
     #[derive(Deserialize)]
@@ -447,7 +445,11 @@ mod reference {
         WebSearch(ResponsesWebSearchTool),
         #[serde(rename = "web_search_2025_08_26")]
         WebSearch20250826(ResponsesWebSearchTool),
-        Namespace(NamespaceTool),
+        Namespace {
+            name: String,
+            description: Option<String>,
+            tools: Vec<NamespaceMember>,
+        },
         Custom {
             name: String,
         },
@@ -527,7 +529,7 @@ pub struct CustomTool {
 }
 
 /// A namespace of tools.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct NamespaceTool {
     /// Namespace name.
     pub name: String,
