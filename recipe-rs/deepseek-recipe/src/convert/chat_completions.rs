@@ -89,7 +89,14 @@ impl ChatCompletionRequest {
             ));
         }
         let declared = declared_tools(declarations, false, choice_is_none)?;
-        let tools_declared = !declared.is_empty();
+        // Declared tools or tool calls anywhere in the history rule out a prefix.
+        let uses_functions = !declared.is_empty()
+            || messages.iter().any(|message| {
+                message
+                    .tool_calls
+                    .as_ref()
+                    .is_some_and(|calls| !calls.is_empty())
+            });
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         if messages.last().is_some_and(|message| message.prefix) {
             if wants_json_object {
@@ -97,7 +104,7 @@ impl ChatCompletionRequest {
                     "response_format json_object should not be used with prefix",
                 ));
             }
-            if tools_declared {
+            if uses_functions {
                 return Err(ApiError::invalid_request(
                     "Function call should not be used with prefix",
                 ));

@@ -244,7 +244,8 @@ impl MessageConverter<'_> {
         }
         let blocks = match content {
             MessagesContent::Text(text) => vec![ContentBlock::Text { text }],
-            MessagesContent::Blocks(blocks) if blocks.is_empty() => {
+            // A system message may have no blocks.
+            MessagesContent::Blocks(blocks) if blocks.is_empty() && role != Role::System => {
                 return Err(ApiError::invalid_request(format!(
                     "messages.{index}: all messages must have non-empty content"
                 )));
