@@ -135,7 +135,8 @@ impl MessagesRequest {
         check_reasoning_pass_back(
             &messages,
             &missing_reasoning,
-            !declarations.is_empty(),
+            // Dropped web search tools count as declared.
+            declares_tools,
             options.reasoning_content_behavior,
             thinking_mode,
             REASONING_PASS_BACK_ERROR,

@@ -23,8 +23,10 @@ pub(crate) struct DataUrl<'a> {
 }
 
 impl<'a> DataUrl<'a> {
-    /// Splits a data URL (scheme case-insensitive); `InvalidDataUrl` without `data:` or comma.
+    /// Splits a data URL (scheme case-insensitive, leading ASCII whitespace skipped);
+    /// `InvalidDataUrl` without `data:` or comma.
     pub(crate) fn parse(url: &'a str) -> Result<Self, ImageErrorKind> {
+        let url = url.trim_ascii_start();
         let rest = match url.get(..5) {
             Some(scheme) if scheme.eq_ignore_ascii_case("data:") => &url[5..],
             _ => return Err(ImageErrorKind::InvalidDataUrl),
@@ -167,6 +169,8 @@ mod tests {
             Err(ImageErrorKind::InvalidDataUrl)
         );
         assert_eq!(DataUrl::parse(""), Err(ImageErrorKind::InvalidDataUrl));
+        let url = DataUrl::parse("\n data:image/png;base64,QUJD").unwrap();
+        assert_eq!(url.decode().unwrap(), b"ABC");
     }
 
     #[test]
