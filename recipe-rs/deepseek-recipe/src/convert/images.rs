@@ -2,6 +2,7 @@
 
 use crate::conversation::{ImageDetail, ImageSource, ImageSourceKind};
 use crate::error::ApiError;
+use crate::image::data_url::trim_base64_end;
 use crate::protocol::chat_completions::ImageDetailParam;
 
 /// Longest external image URL, in UTF-8 bytes.
@@ -62,9 +63,14 @@ pub(crate) fn image_url_source(
 /// What follows `data:` in a data URL (leading ASCII whitespace allowed before it); `None`
 /// unless the URL also contains `base64,`.
 fn data_url_body(url: &str) -> Option<&str> {
+    data_url_rest(url).filter(|_| url.contains("base64,"))
+}
+
+/// What follows `data:` (any case, after leading ASCII whitespace), if `url` starts so.
+pub(crate) fn data_url_rest(url: &str) -> Option<&str> {
     let trimmed = url.trim_ascii_start();
     let scheme = trimmed.get(..5)?;
-    (scheme.eq_ignore_ascii_case("data:") && url.contains("base64,")).then(|| &trimmed[5..])
+    scheme.eq_ignore_ascii_case("data:").then(|| &trimmed[5..])
 }
 
 /// Checks the media type and (for `;base64` data) the body of a data URL (`rest`: what follows
@@ -91,9 +97,10 @@ fn check_data_url(rest: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Standard-alphabet base64, ASCII whitespace ignored, padding optional but never extra.
+/// Standard-alphabet base64, ASCII whitespace ignored, padding optional but never extra
+/// (trailing control characters are ignored: [`trim_base64_end`]).
 pub(crate) fn is_valid_base64(body: &str) -> bool {
-    let compact: Vec<u8> = body
+    let compact: Vec<u8> = trim_base64_end(body)
         .bytes()
         .filter(|byte| !byte.is_ascii_whitespace())
         .collect();
@@ -131,6 +138,8 @@ mod tests {
         assert!(!is_valid_base64("aGVsbG8=="));
         assert!(!is_valid_base64("aGVsbG8-"));
         assert!(!is_valid_base64("a"));
+        assert!(is_valid_base64("aGVsbG8=\u{1f}\u{0}"));
+        assert!(!is_valid_base64("\u{1f}aGVsbG8="));
     }
 
     #[test]
