@@ -4,7 +4,8 @@ use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
 use super::images::{
-    image_detail, image_url_source, is_valid_base64, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE,
+    data_url_rest, image_detail, image_url_source, is_valid_base64, MAX_IMAGE_URL_BYTES,
+    URL_TOO_LONG_ADVICE,
 };
 use super::options::{ConversionOptions, ModelVersion};
 use super::request::ConvertedRequest;
@@ -51,7 +52,6 @@ impl ChatCompletionRequest {
         if self.messages.is_empty() {
             return Err(ApiError::invalid_request("Empty input messages"));
         }
-        let misplaced_prefix = has_misplaced_prefix(&self.messages);
         let (mut messages, missing_reasoning) =
             convert_messages(self.messages, model_version, options.image_token())?;
         let (thinking_mode, reasoning_effort) = resolve_thinking(
@@ -67,7 +67,7 @@ impl ChatCompletionRequest {
             thinking_mode,
             REASONING_PASS_BACK_ERROR,
         )?;
-        if misplaced_prefix {
+        if has_misplaced_prefix(&messages) {
             return Err(ApiError::invalid_request(
                 "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
             ));
@@ -89,7 +89,14 @@ impl ChatCompletionRequest {
             ));
         }
         let declared = declared_tools(declarations, false, choice_is_none)?;
-        let tools_declared = !declared.is_empty();
+        // Declared tools or tool calls anywhere in the history rule out a prefix.
+        let uses_functions = !declared.is_empty()
+            || messages.iter().any(|message| {
+                message
+                    .tool_calls
+                    .as_ref()
+                    .is_some_and(|calls| !calls.is_empty())
+            });
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         if messages.last().is_some_and(|message| message.prefix) {
             if wants_json_object {
@@ -97,7 +104,7 @@ impl ChatCompletionRequest {
                     "response_format json_object should not be used with prefix",
                 ));
             }
-            if tools_declared {
+            if uses_functions {
                 return Err(ApiError::invalid_request(
                     "Function call should not be used with prefix",
                 ));
@@ -208,9 +215,8 @@ fn file_part<'a>(
 /// A file part's `file_data`: a base64 data URL of a supported image type.
 fn check_file_data(data: &str) -> Result<(), &'static str> {
     const NOT_VALID: &str = "file_data is not a valid base64 data url";
-    let rest = match data.get(..5) {
-        Some(scheme) if scheme.eq_ignore_ascii_case("data:") => &data[5..],
-        _ => return Err(NOT_VALID),
+    let Some(rest) = data_url_rest(data) else {
+        return Err(NOT_VALID);
     };
     let media_end = rest.find([';', ',']).unwrap_or(rest.len());
     let media_type = rest[..media_end].trim().to_ascii_lowercase();
@@ -228,8 +234,9 @@ fn check_file_data(data: &str) -> Result<(), &'static str> {
     let Some(comma) = rest.find(',') else {
         return Err(NOT_VALID);
     };
+    // Only base64 data is checked here; the data URL is then read like an image URL.
     let header = &rest[..comma];
-    if !header.to_ascii_lowercase().ends_with(";base64") || !is_valid_base64(&rest[comma + 1..]) {
+    if header.to_ascii_lowercase().ends_with(";base64") && !is_valid_base64(&rest[comma + 1..]) {
         return Err(NOT_VALID);
     }
     Ok(())
@@ -435,18 +442,11 @@ fn convert_messages(
     Ok((converted, missing_reasoning))
 }
 
-/// Whether a message before the last one asks to be continued (`prefix: true`); reported
-/// after the messages and the reasoning pass-back rule are checked.
-fn has_misplaced_prefix(messages: &[ChatMessage]) -> bool {
-    messages.iter().rev().skip(1).any(|message| {
-        matches!(
-            message,
-            ChatMessage::Assistant {
-                prefix: Some(true),
-                ..
-            }
-        )
-    })
+/// Whether a converted message before the last one asks to be continued (`prefix: true`;
+/// dropped empty system messages do not count); reported after the messages and the reasoning
+/// pass-back rule are checked.
+fn has_misplaced_prefix(messages: &[Message]) -> bool {
+    messages.iter().rev().skip(1).any(|message| message.prefix)
 }
 
 /// Every assistant `tool_calls` block must be answered by the tool messages right after it,

@@ -135,7 +135,8 @@ impl MessagesRequest {
         check_reasoning_pass_back(
             &messages,
             &missing_reasoning,
-            !declarations.is_empty(),
+            // Dropped web search tools count as declared.
+            declares_tools,
             options.reasoning_content_behavior,
             thinking_mode,
             REASONING_PASS_BACK_ERROR,
@@ -244,7 +245,8 @@ impl MessageConverter<'_> {
         }
         let blocks = match content {
             MessagesContent::Text(text) => vec![ContentBlock::Text { text }],
-            MessagesContent::Blocks(blocks) if blocks.is_empty() => {
+            // A system message may have no blocks.
+            MessagesContent::Blocks(blocks) if blocks.is_empty() && role != Role::System => {
                 return Err(ApiError::invalid_request(format!(
                     "messages.{index}: all messages must have non-empty content"
                 )));

@@ -220,7 +220,8 @@ impl<'a> Renderer<'a> {
                 if index + 1 == messages.len() && is_prefix(message) {
                     let thinking = self.conversation.thinking_mode
                         && !(self.dialect.leading_prefix_without_thinking
-                            && messages[..index].iter().all(is_empty_system));
+                            && messages[..index].iter().all(is_empty_system)
+                            && !has_response_format_section(self.conversation.response_format));
                     self.write_prefix(message, thinking);
                 } else {
                     self.write_assistant_turn(message);
@@ -538,17 +539,24 @@ mod tests {
         let mut prefix = message(Role::Assistant, "pre");
         prefix.prefix = true;
         prefix.reasoning_content = Some("why".to_owned());
-        let tail = |messages: Vec<Message>, dialect: &Dialect| {
+        let tail_with = |messages: Vec<Message>, dialect: &Dialect, format: ResponseFormat| {
             let mut conversation = conversation(messages);
             conversation.tools.clear();
+            conversation.response_format = format;
             let prompt = render(dialect, &SpecialTokens::default(), &conversation).prompt;
             prompt[prompt.rfind("<｜Assistant｜>").unwrap()..].to_owned()
         };
+        let tail = |messages, dialect| tail_with(messages, dialect, ResponseFormat::Text);
         let empty_system = message(Role::System, "");
         let leading = vec![empty_system.clone(), empty_system, prefix.clone()];
         assert_eq!(
             tail(leading.clone(), &v41::DIALECT),
             "<｜Assistant｜></think>pre"
+        );
+        // A response-format section counts as system content.
+        assert_eq!(
+            tail_with(leading.clone(), &v41::DIALECT, ResponseFormat::JsonSchema),
+            "<｜Assistant｜><think>why</think>pre"
         );
         assert_eq!(
             tail(leading, &v4::DIALECT),

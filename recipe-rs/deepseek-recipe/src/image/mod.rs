@@ -10,7 +10,7 @@
 //! Network access lives behind the `fetch` cargo feature (on by default): without it the
 //! core stays free of an HTTP client, and URL sources need a caller-supplied [`ImageFetcher`].
 
-mod data_url;
+pub(crate) mod data_url;
 mod decode;
 pub mod detect;
 mod downloads;
