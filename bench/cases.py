@@ -25,7 +25,7 @@ SCALES = (1, 4, 16)
 class Runner:
     """One implementation as a case runs it: driver, variant and thread count."""
 
-    implementation: Literal["ours", "hf", "peer"]
+    implementation: Literal["ours", "hf", "tiktoken", "peer"]
     variant: str = ""
     threads: int = 1
 
@@ -80,16 +80,18 @@ class Sizes:
     huge_argument_kb: int
     tiny_scale: float
     short_repeat: int
+    long_document_chars: int
 
     @staticmethod
     def full(corpus_mb: float) -> Sizes:
-        """The sizes of issue #8: 20 MB corpus, 100K-token agent, 20K-token stream."""
-        return Sizes(corpus_mb, 256, 64, 60, 1.0, 64, 0.25, 200)
+        """The sizes of issues #8 and #19: 20 MB corpus, 100K-token agent, 500K-character
+        document, 20K-token stream."""
+        return Sizes(corpus_mb, 256, 64, 60, 1.0, 64, 0.25, 200, 500_000)
 
     @staticmethod
     def quick() -> Sizes:
         """A few seconds in all: for the smoke test."""
-        return Sizes(0.05, 8, 2, 2, 0.02, 2, 0.01, 5)
+        return Sizes(0.05, 8, 2, 2, 0.02, 2, 0.01, 5, 2_000)
 
 
 def write(directory: Path, name: str, data: object) -> str:
@@ -105,14 +107,17 @@ def megabytes(documents: list[str]) -> float:
 
 
 def tokenizer_cases(directory: Path, seed: int, sizes: Sizes, runs: int) -> list[Case]:
-    """(a): the mixed corpus document by document and as a batch, one long document and a
-    long run of one character at 1x, 4x, 16x."""
+    """(a): the mixed corpus document by document (added tokens recognised, against HF; plain
+    text, against tiktoken) and as a batch, one long document and a long run of one character at
+    1x, 4x, 16x."""
     ours, hf, hf_fast = Runner("ours"), Runner("hf", "encode"), Runner("hf", "fast")
     corpus = generate_documents(seed, int(sizes.corpus_mb * 1e6))
     corpus_file = write(directory, "corpus.json", corpus)
     batch = [Runner("ours", "batch"), Runner("ours", "batch", threads=2)]
+    plain = [Runner("ours", "plain"), Runner("tiktoken")]
     cases = [
         tokenize_case("a corpus", corpus_file, [ours, hf, hf_fast], corpus, runs),
+        tokenize_case("a corpus plain", corpus_file, plain, corpus, runs),
         tokenize_case("a corpus batch", corpus_file, batch, corpus, runs),
     ]
     mixed = "".join(corpus)
@@ -149,52 +154,54 @@ def tokenize_case(
     )
 
 
+REQUEST_STAGES = ("convert", "render", "convert+render", "encode")
+"""The request pipeline's stages as the (b) cases time them: `convert` (parse and check the
+body), `render` (the prompt text and special ranges of a converted request, rendered afresh),
+`convert+render` (what a host that only renders pays) and `encode` (convert + render + encode)."""
+
+
 def request_cases(directory: Path, sizes: Sizes, runs: int, peer: bool) -> list[Case]:
-    """(b): convert + render + encode of the short chat and of the agent conversation at 1x,
-    4x, 16x turns; convert and render alone for the 1x agent."""
+    """(b): every stage of the short chat (`short_repeat` requests per run), the long document
+    and the agent conversation at 1x, 4x, 16x turns."""
 
     def runners(stage: str) -> list[Runner]:
         return [Runner("ours", stage)] + ([Runner("peer", stage)] if peer else [])
 
-    short = write(directory, "short-chat.json", request_workloads.short_chat())
+    def stage_cases(
+        workload: str, file: str, units: float, unit: str, repeat: int, scale: int = 0
+    ) -> list[Case]:
+        cases = []
+        for stage in REQUEST_STAGES:
+            label = "" if stage == "encode" else f" ({stage})"
+            series = f"{workload}{label}" if scale else ""
+            cases.append(
+                Case(
+                    name=f"{workload} {scale}x{label}" if scale else f"{workload}{label}",
+                    family="request",
+                    input=file,
+                    runners=runners(stage),
+                    items=repeat,
+                    item="request",
+                    units=units,
+                    unit=unit,
+                    runs=runs,
+                    repeat=repeat,
+                    series=series,
+                    scale=scale or 1,
+                )
+            )
+        return cases
+
     repeat = sizes.short_repeat
-    cases = [
-        Case(
-            name="b short chat",
-            family="request",
-            input=short,
-            runners=runners("encode"),
-            items=repeat,
-            item="request",
-            units=repeat,
-            unit="request",
-            runs=runs,
-            repeat=repeat,
-        )
-    ]
+    short = write(directory, "short-chat.json", request_workloads.short_chat())
+    cases = stage_cases("b short chat", short, repeat, "request", repeat)
+    document = request_workloads.long_document(sizes.long_document_chars)
+    name = write(directory, "long-document.json", document)
+    cases += stage_cases("b long doc", name, len(document.encode("utf-8")) / 1e3, "KB", 1)
     for scale in SCALES:
         body = request_workloads.agent_conversation(sizes.agent_turns * scale)
         name = write(directory, f"agent-{scale}.json", body)
-        kb = len(body.encode("utf-8")) / 1e3
-        stages = ["convert", "render", "encode"] if scale == 1 else ["encode"]
-        for stage in stages:
-            label = "" if stage == "encode" else f" ({stage})"
-            series = "b agent" if stage == "encode" else ""
-            cases.append(
-                Case(
-                    name=f"b agent {scale}x{label}",
-                    family="request",
-                    input=name,
-                    runners=runners(stage),
-                    items=1,
-                    item="request",
-                    units=kb,
-                    unit="KB",
-                    runs=runs,
-                    series=series,
-                    scale=scale,
-                )
-            )
+        cases += stage_cases("b agent", name, len(body.encode("utf-8")) / 1e3, "KB", 1, scale)
     return cases
 
 

@@ -30,7 +30,7 @@ def check_status(family: Family, stage: str, ours: dict[str, Any], other: dict[s
             return "same ids"
         return f"DIFF ids, doc {first_difference(mine, theirs)}"
     if family == "request":
-        what = "prompt" if stage == "render" else "ids"
+        what = "ids" if stage == "encode" else "prompt"
         if mine == theirs:
             return f"same {what}"
         if what == "prompt":

@@ -156,6 +156,27 @@ def repeated_result(
     return {"seconds": timed_runs(run_all, runs), "check": check, **base}
 
 
+def prepared_result(
+    prepare: Callable[[], State],
+    work: Callable[[State], object],
+    repeat: int,
+    runs: int,
+    check: list[str],
+) -> dict[str, Any]:
+    """Times `runs` runs of `work` on each of `repeat` fresh `prepare()` results, made untimed
+    before each run; the request families' result with its `check`."""
+
+    def prepare_all() -> list[State]:
+        return [prepare() for _ in range(repeat)]
+
+    def run_all(states: list[State]) -> None:
+        for state in states:
+            work(state)
+
+    base = after_check()
+    return {"seconds": timed_setup_runs(prepare_all, run_all, runs), "check": check, **base}
+
+
 def stream_result(
     make: Callable[[], State],
     feed: Callable[[State, Callable[[bytes], object]], None],

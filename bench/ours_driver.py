@@ -17,6 +17,7 @@ from bench.measure import (
     digest,
     id_blocks,
     ids_digest,
+    prepared_result,
     repeated_result,
     serve,
     stream_result,
@@ -26,49 +27,54 @@ from deepseek_recipe.stream import StreamProcessor
 
 
 def tokenize(case: Case) -> dict[str, Any]:
-    """Raw encode (special-token spellings allowed, as HF `encode` does) of every document."""
+    """Raw encode of every document: special-token spellings allowed (as HF `encode` does), or
+    plain text in variant `plain` (as tiktoken's `encode_ordinary`)."""
     documents: list[str] = json.loads(Path(case["input"]).read_text(encoding="utf-8"))
     tokenizer = dr.Tokenizer.deepseek_v4()
+    special = case["variant"] != "plain"
     if case["variant"] == "batch":
-        check = [ids_digest(ids) for ids in tokenizer.encode_batch(documents, True)]
+        check = [ids_digest(ids) for ids in tokenizer.encode_batch(documents, special)]
         base = after_check()
-        seconds = timed_runs(lambda: tokenizer.encode_batch(documents, True), case["runs"])
+        seconds = timed_runs(lambda: tokenizer.encode_batch(documents, special), case["runs"])
     else:
-        check = [ids_digest(tokenizer.encode(document, True)) for document in documents]
+        check = [ids_digest(tokenizer.encode(document, special)) for document in documents]
         base = after_check()
 
         def encode_each() -> None:
             for document in documents:
-                tokenizer.encode(document, True)
+                tokenizer.encode(document, special)
 
         seconds = timed_runs(encode_each, case["runs"])
     return {"seconds": seconds, "check": check, **base}
 
 
 def request(case: Case) -> dict[str, Any]:
-    """One stage of the request pipeline, `repeat` requests per timed run."""
+    """One stage of the request pipeline (see `bench.cases.REQUEST_STAGES`), `repeat` requests
+    per timed run."""
     body = Path(case["input"]).read_text(encoding="utf-8")
-    stage, repeat = case["variant"], case["repeat"]
+    stage, repeat, runs = case["variant"], case["repeat"], case["runs"]
 
     def convert() -> dr.ConvertedRequest:
         return dr.convert(body, protocol="chat_completions")
 
-    converted = convert()
+    def convert_render() -> dr.RenderedPrompt:
+        return convert().render()
+
     if stage == "convert":
-        check: list[str] = []
-        work = convert
-    elif stage == "render":
-        check = [digest(converted.render().prompt.encode())]
+        convert()
+        return repeated_result(convert, repeat, runs, [])
+    if stage == "render":
+        # A fresh converted request per render: the first `render()` of one does the work.
+        check = [digest(convert_render().prompt.encode())]
+        return prepared_result(convert, dr.ConvertedRequest.render, repeat, runs, check)
+    if stage == "convert+render":
+        check = [digest(convert_render().prompt.encode())]
+        return repeated_result(convert_render, repeat, runs, check)
 
-        def work() -> object:
-            return converted.render()
-    else:
-        check = id_blocks(convert().encode())
+    def convert_encode() -> list[int]:
+        return convert().encode()
 
-        def work() -> object:
-            return convert().encode()
-
-    return repeated_result(work, repeat, case["runs"], check)
+    return repeated_result(convert_encode, repeat, runs, id_blocks(convert_encode()))
 
 
 STREAM_BATCH = 256

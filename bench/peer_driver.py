@@ -29,6 +29,7 @@ from bench.measure import (  # noqa: E402
     Case,
     digest,
     id_blocks,
+    prepared_result,
     repeated_result,
     serve,
     stream_result,
@@ -40,32 +41,39 @@ if Path(peer.__file__).resolve().is_relative_to(REPO_ROOT / "deepseek_recipe"):
 
 
 def request(case: Case) -> dict[str, Any]:
-    """One stage of the request pipeline, `repeat` requests per timed run."""
+    """One stage of the request pipeline (as `bench.ours_driver.request`), `repeat` requests per
+    timed run. A render reads the prompt and its special ranges, as ours returns them."""
     body = Path(case["input"]).read_text(encoding="utf-8")
-    stage, repeat = case["variant"], case["repeat"]
+    stage, repeat, runs = case["variant"], case["repeat"], case["runs"]
     encoding = peer.DeepseekV4Encoding().with_tokenizer(
         peer.Tokenizer.from_file(case["tokenizer_json"])
     )
 
-    def convert() -> Any:
-        return peer.ChatCompletionRequest(body).convert(peer.ConversionOptions())
+    def conversation() -> Any:
+        return peer.ChatCompletionRequest(body).convert(peer.ConversionOptions()).conversation
 
-    conversation = convert().conversation
+    def render(converted: Any) -> str:
+        rendered = encoding.render_conversation(converted)
+        rendered.special_ranges  # noqa: B018 -- read as ours returns it
+        return rendered.prompt
+
+    def convert_render() -> str:
+        return render(conversation())
+
     if stage == "convert":
-        check: list[str] = []
-        work = convert
-    elif stage == "render":
-        check = [digest(encoding.render_conversation(conversation).prompt.encode())]
+        conversation()
+        return repeated_result(conversation, repeat, runs, [])
+    if stage == "render":
+        check = [digest(convert_render().encode())]
+        return prepared_result(conversation, render, repeat, runs, check)
+    if stage == "convert+render":
+        check = [digest(convert_render().encode())]
+        return repeated_result(convert_render, repeat, runs, check)
 
-        def work() -> object:
-            return encoding.render_conversation(conversation)
-    else:
-        check = id_blocks(list(encoding.encode(convert().conversation)))
+    def convert_encode() -> list[int]:
+        return encoding.encode(conversation())
 
-        def work() -> object:
-            return encoding.encode(convert().conversation)
-
-    return repeated_result(work, repeat, case["runs"], check)
+    return repeated_result(convert_encode, repeat, runs, id_blocks(list(convert_encode())))
 
 
 def stream(case: Case) -> dict[str, Any]:

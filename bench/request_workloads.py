@@ -157,3 +157,25 @@ def agent_conversation(turns: int = TURN_COUNT) -> str:
                 }
             )
     return body(messages, [tool(index) for index in range(TOOL_COUNT)])
+
+
+LONG_DOCUMENT_CHARS = 500_000
+"""Characters of the long-document workload's document (the size issue #19 names)."""
+
+
+def long_document(chars: int = LONG_DOCUMENT_CHARS, seed: int = 2) -> str:
+    """A system prompt and one user turn asking about a document of `chars` characters cut from
+    the seeded tokenizer corpus (prose, code, JSON, CJK, emoji, digits, whitespace, control
+    characters): one huge JSON string to unescape, check and render."""
+    from tests.tokenizer_corpus import generate_documents
+
+    text = ""
+    while len(text) < chars:
+        text += "".join(generate_documents(seed, chars * 2))
+    document = text[:chars]
+    return body(
+        [
+            {"content": "You are a careful reader. Answer from the document.", "role": "system"},
+            {"content": f"Summarise this document.\n\n{document}", "role": "user"},
+        ]
+    )

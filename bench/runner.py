@@ -3,6 +3,7 @@ virtual environment (the published deepseek-recipe 0.2.0, never a dependency of 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -62,8 +63,15 @@ def command(runner: Runner) -> list[str]:
     if runner.implementation == "peer":
         # `-I`, run from the workload folder: the published package, never ours, is imported.
         return [str(PEER_PYTHON), "-I", str(REPO_ROOT / "bench" / "peer_driver.py")]
-    module = "bench.ours_driver" if runner.implementation == "ours" else "bench.hf_driver"
+    module = f"bench.{runner.implementation}_driver"
     return [sys.executable, "-m", module]
+
+
+def tiktoken_problem() -> str | None:
+    """Why tiktoken cannot run (not installed here), or None when it can."""
+    if importlib.util.find_spec("tiktoken") is None:
+        return "tiktoken is not installed in this environment (pip install tiktoken)"
+    return None
 
 
 def run(case: Case, runner: Runner, directory: Path, index: int, timeout: float) -> Outcome:

@@ -10,14 +10,17 @@ and the efficiency (speed-up / threads); the corpus ids of every batch call are 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import shlex
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.runner import PEER_PYTHON, REPO_ROOT, peer_problem
+from bench.report import machine
+from bench.runner import PEER_PYTHON, REPO_ROOT, peer_problem, tiktoken_problem
 from tests.tokenizer_corpus import TOKENIZER_JSON, generate_documents
 
 DRIVER = REPO_ROOT / "bench" / "scaling_driver.py"
@@ -32,6 +35,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3, help="timed runs, the best kept (3)")
     parser.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
     parser.add_argument("--no-peer", action="store_true", help="skip the published package")
+    parser.add_argument("--no-tiktoken", action="store_true", help="skip tiktoken")
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     return parser.parse_args(argv)
 
@@ -39,7 +43,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
 def run_driver(implementation: str, spec_file: Path, directory: Path) -> dict[str, Any]:
     """One implementation's results (seconds per workload and thread count, id checks)."""
     result_file = directory / f"{implementation}.json"
-    if implementation == "ours":
+    if implementation != "peer":
         argv, cwd = [sys.executable, "-m", "bench.scaling_driver"], REPO_ROOT
     else:
         argv, cwd = [str(PEER_PYTHON), "-I", str(DRIVER)], directory
@@ -80,6 +84,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"peer skipped: {problem}")
         else:
             implementations.append("peer")
+    if not args.no_tiktoken:
+        problem = tiktoken_problem()
+        if problem:
+            print(f"tiktoken skipped: {problem}")
+        else:
+            implementations.append("tiktoken")
     with tempfile.TemporaryDirectory(prefix="bench-scaling-") as name:
         directory = Path(name)
         corpus = generate_documents(args.seed, int(args.corpus_mb * 1e6))
@@ -103,7 +113,12 @@ def main(argv: list[str] | None = None) -> int:
         spec_file.write_text(json.dumps(spec), encoding="utf-8")
         results = {impl: run_driver(impl, spec_file, directory) for impl in implementations}
     checks = {check for result in results.values() for check in result["checks"].values()}
+    host = machine()
+    command = shlex.join(["python", "-m", "bench.scaling", *(argv or sys.argv[1:])])
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     report = (
+        f"machine: {host['cpu']}, {host['cores']} cores ({host['usable_cpus']} usable), "
+        f"{host['os']}; Python {host['python']}\n\ndate: {date}; command: {command}\n\n"
         f"corpus {sizes['corpus']:.1f} MB ({len(corpus)} documents), long text "
         f"{sizes['long']:.1f} MB; MB/s (speed-up over 1 thread, efficiency)\n\n"
         + table(results, sizes, args.threads)

@@ -1,7 +1,8 @@
 """Child process of `bench.scaling`: times one implementation's tokenizer at each thread count.
 
 This project's package: `python -m bench.scaling_driver ours SPEC RESULT` from the repository
-root. The published 0.2.0 (whose `Tokenizer` has only `encode`, so a thread pool drives it):
+root (`tiktoken` in place of `ours` for tiktoken, when installed). The published 0.2.0 (whose
+`Tokenizer` has only `encode`, so a thread pool drives it):
 `bench/.peer-venv/bin/python -I bench/scaling_driver.py peer SPEC RESULT` from outside the
 repository, so that `deepseek_recipe` is the installed wheel.
 """
@@ -47,6 +48,7 @@ def ours_workloads(
     import deepseek_recipe as dr
 
     tok = dr.Tokenizer.deepseek_v4().with_threads(threads)
+    ids = tok.encode_batch(corpus, True)
     return {
         "batch encode (lists)": (
             lambda: tok.encode_batch(corpus, True),
@@ -57,6 +59,7 @@ def ours_workloads(
             lambda: tok.encode_batch_array(corpus, True).to_lists(),
         ),
         "batch count": (lambda: tok.count_batch(corpus, True), lambda: None),
+        "batch decode": (lambda: tok.decode_batch(ids), lambda: None),
         "long text encode (list)": (lambda: tok.encode(long_text, True), lambda: None),
         "long text encode (array)": (lambda: tok.encode_array(long_text, True), lambda: None),
     }
@@ -80,12 +83,37 @@ def peer_workloads(
     return workloads
 
 
+def tiktoken_workloads(
+    spec: dict[str, Any], corpus: list[str], long_text: str, threads: int
+) -> Workloads:
+    """tiktoken set up as DeepSeek V4 (`bench.tiktoken_peer`): its own batch call on a pool of
+    `threads` threads, plain text (special-token spellings are text)."""
+    from bench.tiktoken_peer import deepseek_encoding
+
+    encoding = deepseek_encoding(Path(spec["tokenizer_json"]))
+
+    def batch() -> list[list[int]]:
+        return encoding.encode_ordinary_batch(corpus, num_threads=threads)
+
+    workloads: Workloads = {"batch encode (plain)": (batch, lambda: None)}
+    if threads == 1:
+        workloads["long text encode (plain)"] = (
+            lambda: encoding.encode_ordinary(long_text),
+            lambda: None,
+        )
+    return workloads
+
+
+MAKERS = {"ours": ours_workloads, "peer": peer_workloads, "tiktoken": tiktoken_workloads}
+"""Each implementation's workloads."""
+
+
 def main(implementation: str, spec_file: Path, result_file: Path) -> None:
     """Times every workload at every thread count; writes seconds and corpus-id digests."""
     spec = json.loads(spec_file.read_text(encoding="utf-8"))
     corpus: list[str] = json.loads(Path(spec["corpus"]).read_text(encoding="utf-8"))
     long_text = Path(spec["long_text"]).read_text(encoding="utf-8")
-    make = ours_workloads if implementation == "ours" else peer_workloads
+    make = MAKERS[implementation]
     seconds: dict[str, dict[int, float]] = {}
     checks: dict[str, str] = {}
     checked = {min(spec["threads"]), max(spec["threads"])}

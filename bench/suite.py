@@ -1,6 +1,7 @@
 """`python -m bench`: every workload, every implementation in its own process, one report.
 
-    python -m bench [--quick] [--runs N] [--only TEXT] [--no-peer] [--setup-peer]
+    python -m bench [--quick] [--runs N] [--only TEXT] [--no-peer] [--no-hf] [--no-tiktoken]
+                    [--setup-peer]
                     [--markdown FILE] [--json FILE]
 
 Build the extension with `maturin develop --release` first: a debug build is far slower.
@@ -23,7 +24,7 @@ from bench import report, scaling
 from bench.cases import Case, Sizes, request_cases, stream_cases, tokenizer_cases
 from bench.compare import check_status
 from bench.report import Row
-from bench.runner import Outcome, peer_problem, run, setup_peer
+from bench.runner import Outcome, peer_problem, run, setup_peer, tiktoken_problem
 
 RSS_NOTE = (
     "peak RSS: VmHWM of the implementation's process (/proc/self/status), reset after its "
@@ -42,6 +43,7 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", action="append", default=[], help="cases whose name has TEXT")
     parser.add_argument("--no-peer", action="store_true", help="skip the published package")
     parser.add_argument("--no-hf", action="store_true", help="skip HF tokenizers")
+    parser.add_argument("--no-tiktoken", action="store_true", help="skip tiktoken")
     parser.add_argument(
         "--setup-peer", action="store_true", help="create bench/.peer-venv, then exit"
     )
@@ -65,9 +67,11 @@ def build_cases(directory: Path, args: argparse.Namespace, peer: bool) -> list[C
         *request_cases(directory, sizes, runs, peer),
         *stream_cases(directory, sizes, runs, peer),
     ]
-    if args.no_hf:
-        for case in cases:
-            case.runners = [runner for runner in case.runners if runner.implementation != "hf"]
+    skipped = {"hf"} if args.no_hf else set()
+    if args.no_tiktoken or tiktoken_problem():
+        skipped.add("tiktoken")
+    for case in cases:
+        case.runners = [runner for runner in case.runners if runner.implementation not in skipped]
     if args.only:
         cases = [case for case in cases if any(text in case.name for text in args.only)]
     return cases
@@ -148,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     problem = problem or peer_problem()
     if problem and not args.no_peer:
         print(f"peer deepseek-recipe 0.2.0 unavailable: {problem}; running without it")
+    if not args.no_tiktoken and tiktoken_problem():
+        print(f"tiktoken unavailable: {tiktoken_problem()}; running without it")
     with tempfile.TemporaryDirectory(prefix="recipe-bench-") as folder:
         directory = Path(folder)
         cases = build_cases(directory, args, peer=problem is None)

@@ -40,6 +40,7 @@ __all__ = [
     "PreprocessOptions",
     "PreprocessedImage",
     "QuotaUsage",
+    "ResolveBudget",
     "ResolvedImages",
     "ResolverLimits",
     "RetryPolicy",
@@ -291,12 +292,34 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
+class ResolveBudget:
+    """What one request may spend beyond the official limits (host-side protection: a request
+    within the official limits, up to 600 images, could otherwise hold a worker for minutes)."""
+
+    deadline_s: float = 60.0
+    """Wall-clock seconds a resolve call may spend obtaining its sources (every fetch, retry
+    and pause); a URL still pending then fails with a retryable `Fetch` error."""
+    concurrent_fetches: int = 8
+    """URL sources fetched at the same time (0 counts as 1)."""
+    max_pixels: int = 512 * MIB
+    """Pixels a request may decode and encode over all its resolve calls: each image costs its
+    source width x height plus its output width x height, read from the header before any
+    decoding; the image that would exceed it fails with `TotalSizeTooLarge`."""
+
+    def as_tuple(self) -> tuple[float, int, int]:
+        """The budget in field order (the native resolver's form)."""
+        return (self.deadline_s, self.concurrent_fetches, self.max_pixels)
+
+
+@dataclass(frozen=True)
 class QuotaUsage:
     """What a request has used so far."""
 
     image_count: int
     byte_size: int
     """Encoded input bytes (not the WebP output)."""
+    pixels: int
+    """Pixel cost of its images (see `ResolveBudget.max_pixels`)."""
 
 
 class ImageQuota:
@@ -327,9 +350,10 @@ class ResolvedImages:
 
 
 class ImageResolver:
-    """Turns image sources into preprocessed images under the request limits.
+    """Turns image sources into preprocessed images under the request limits and `budget`.
 
-    URL sources are fetched with `fetch` (default: `FetchPolicy()`, public addresses only);
+    URL sources are fetched with `fetch` (default: `FetchPolicy()`, public addresses only), all
+    of a call's at once (up to `budget.concurrent_fetches`) under `budget.deadline_s`;
     `offline=True` makes every URL source fail with `Fetch` instead.
     """
 
@@ -340,14 +364,17 @@ class ImageResolver:
         offline: bool = False,
         limits: ResolverLimits | None = None,
         retry: RetryPolicy | None = None,
+        budget: ResolveBudget | None = None,
     ) -> None:
         self.fetch_policy = None if offline else (fetch or FetchPolicy())
         self.retry = retry or RetryPolicy()
+        self.budget = budget or ResolveBudget()
         self._resolver = _native.ImageResolver(
             None if self.fetch_policy is None else _native_fetcher(self.fetch_policy),
             None if limits is None else limits.to_json(),
             self.retry.attempts,
             self.retry.initial_backoff_s,
+            self.budget.as_tuple(),
         )
         self.limits = ResolverLimits(**json.loads(self._resolver.limits_json()))
         """The limits in force, every one set."""

@@ -288,6 +288,8 @@ def _options_json(options: ConversionOptions | None) -> str | None:
 
 
 def _as_text(request: RequestLike) -> str:
+    if type(request) is str:  # the common case first: the model classes' checks cost more
+        return request
     if isinstance(request, ChatCompletionRequest | ResponsesRequest | MessagesRequest):
         return request.to_json()
     if isinstance(request, bytes):
@@ -297,4 +299,26 @@ def _as_text(request: RequestLike) -> str:
             raise RequestParseError(f"{INVALID_JSON_PREFIX}{err}") from err
     if isinstance(request, str):
         return request
-    return json.dumps(request, ensure_ascii=False)
+    try:
+        return json.dumps(request, ensure_ascii=False)
+    except RecursionError:
+        # Nested deeper than Python recurses, far deeper than the parser accepts: the JSON of
+        # the body cut off below the parser's depth fails to parse exactly where the whole
+        # body's JSON would, with the same `RequestParseError`.
+        return json.dumps(_cut_below(request, _CUT_DEPTH), ensure_ascii=False)
+
+
+_CUT_DEPTH = 256
+"""Nesting kept by `_cut_below`: beyond the parser's limit (128), well within Python's."""
+
+
+def _cut_below(value: object, depth: int) -> object:
+    """`value` with every object or array nested `depth` levels down replaced by `null`."""
+    if not isinstance(value, dict | list | tuple):
+        return value
+    if depth == 0:
+        return None
+    if isinstance(value, dict):
+        items = cast(dict[Any, Any], value).items()
+        return {key: _cut_below(item, depth - 1) for key, item in items}
+    return [_cut_below(item, depth - 1) for item in cast(list[Any] | tuple[Any, ...], value)]

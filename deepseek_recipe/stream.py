@@ -143,7 +143,11 @@ class StreamProcessor:
         return self._native.push_sse(_chunk_json(chunk))
 
     def push_text(self, text: str, token_count: int = 1) -> bytes:
-        """Fast path: feeds a text piece; returns SSE bytes (no JSON round trip)."""
+        """Fast path: feeds a text piece; returns SSE bytes (no JSON round trip).
+
+        A `token_count` outside 0..2**64-1 (or a token id outside 32 bits in `push_tokens`)
+        raises `RequestParseError` and leaves the stream as it was. Usage counters saturate.
+        """
         return self._native.push_text_sse(text, token_count)
 
     def push_tokens(

@@ -56,7 +56,8 @@ class Tokenizer:
     """A byte-level BPE tokenizer read from a Hugging Face `tokenizer.json`.
 
     Encoding gives the ids Hugging Face `tokenizers` gives; decoding gives its text with
-    `skip_special_tokens=False`, except that unknown ids raise `TokenizerError`. Long and batch
+    `skip_special_tokens=False`, except that unknown ids (any int no token has, negative or
+    beyond 32 bits included) raise `TokenizerError`. Long and batch
     calls release the GIL. Batch calls and texts of at least 64 KiB use up to `threads` threads
     (default: the environment variable `DEEPSEEK_RECIPE_NUM_THREADS`, else the number of cores);
     the ids never depend on it.
@@ -119,7 +120,8 @@ class Tokenizer:
         return cls(_native.Tokenizer.from_str(json))
 
     def with_threads(self, threads: int) -> Tokenizer:
-        """This tokenizer (same tables) using at most `threads` threads per call (`1`: none)."""
+        """This tokenizer (same tables) using at most `threads` threads per call (`1`: none;
+        `0` counts as `1`; a negative count raises `ValueError`)."""
         return Tokenizer(self._native.with_threads(threads))
 
     @property
@@ -177,7 +179,7 @@ class Tokenizer:
         return self._native.token_to_id(token)
 
     def id_to_token(self, token_id: int) -> str | None:
-        """The spelling of token `token_id`."""
+        """The spelling of token `token_id` (`None` for an id no token has)."""
         return self._native.id_to_token(token_id)
 
     @property

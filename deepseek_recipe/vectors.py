@@ -24,6 +24,7 @@ import hashlib
 import ipaddress
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -79,6 +80,7 @@ __all__ = [
     "record_kind",
     "request_body",
     "set_embedded_images",
+    "stream_expect",
     "stream_processor",
 ]
 
@@ -110,30 +112,42 @@ def _clip(value: Any) -> str:
     return text if len(text) <= _CLIP else text[:_CLIP] + "…"
 
 
-def first_difference(path: str, actual: Any, expected: Any) -> str:
-    """`path` and both sides at the first place where `actual` and `expected` differ."""
+def _compact(value: Any) -> str:
+    """`value` as compact JSON, the way the reference's `to_json()` writes it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _same_bytes(actual: Any, expected: Any) -> bool:
+    return _compact(actual) == _compact(expected)
+
+
+def first_difference(path: str, actual: Any, expected: Any, *, byte_exact: bool = False) -> str:
+    """`path` and both sides at the first place where `actual` and `expected` differ: as values,
+    or with `byte_exact` as compact JSON (key order and float spelling included)."""
+    same: Callable[[Any, Any], bool] = _same_bytes if byte_exact else operator.eq
     if isinstance(actual, dict) and isinstance(expected, dict):
         got = cast(dict[str, Any], actual)
         want = cast(dict[str, Any], expected)
         for key, value in want.items():
             if key not in got:
                 return f"{path}.{key}: missing, want {_clip(value)}"
-            if got[key] != value:
-                return first_difference(f"{path}.{key}", got[key], value)
+            if not same(got[key], value):
+                return first_difference(f"{path}.{key}", got[key], value, byte_exact=byte_exact)
         extra = [key for key in got if key not in want]
-        return f"{path}: unexpected keys {extra}"
+        if extra:
+            return f"{path}: unexpected keys {extra}"
+        return f"{path}: keys in the order {list(got)}, want {list(want)}"
     if isinstance(actual, list) and isinstance(expected, list):
         got_list = cast(list[Any], actual)
         want_list = cast(list[Any], expected)
-        if len(got_list) == len(want_list):
-            for index, (a, b) in enumerate(zip(got_list, want_list, strict=True)):
-                if a != b:
-                    return first_difference(f"{path}[{index}]", a, b)
-            return f"{path}: equal"
-        return (
-            f"{path}: {len(got_list)} items, want {len(want_list)}: "
-            f"got {_clip(got_list)} want {_clip(want_list)}"
-        )
+        for index, (a, b) in enumerate(zip(got_list, want_list, strict=False)):
+            if not same(a, b):
+                return first_difference(f"{path}[{index}]", a, b, byte_exact=byte_exact)
+        if len(got_list) != len(want_list):
+            extra = (got_list + want_list)[min(len(got_list), len(want_list))]
+            return (
+                f"{path}: {len(got_list)} items, want {len(want_list)}; first extra: {_clip(extra)}"
+            )
     return f"{path}: got {_clip(actual)} want {_clip(expected)}"
 
 
@@ -640,13 +654,28 @@ class StreamNormalizer:
             return out
         return value
 
-    def chunk(self, protocol: str, data: str) -> Any:
-        value = json.loads(data)
-        if json.dumps(value, ensure_ascii=False, separators=(",", ":")) != data:
-            raise ValueError(f"chunk is not compact JSON: {_clip(data)}")
-        if protocol == "chat_completions" and isinstance(value, dict) and "created" in value:
-            value["created"] = "<CREATED>"
-        return self.walk(value, protocol == "responses")
+    def chunk(self, protocol: str, at: int | str, event: str | None, raw: str) -> Record:
+        """One chunk record of `expect.chunks`: `at`, `sse_event` and the normalised `data`,
+        with `floats` (the spelling of every float in document order) only where the compact
+        re-serialisation of `data` is not `raw` byte for byte."""
+        floats: list[str] = []
+
+        def spelled(text: str) -> float:
+            floats.append(text)
+            return float(text)
+
+        data = json.loads(raw, parse_float=spelled)
+        compact = _compact(data) == raw
+        if protocol == "chat_completions" and isinstance(data, dict) and "created" in data:
+            data["created"] = "<CREATED>"
+        record: Record = {
+            "at": at,
+            "sse_event": event,
+            "data": self.walk(data, protocol == "responses"),
+        }
+        if not compact:
+            record["floats"] = floats
+        return record
 
 
 def stream_processor(record: Record) -> StreamProcessor:
@@ -667,48 +696,60 @@ def stream_processor(record: Record) -> StreamProcessor:
     )
 
 
-def check_stream(record: Record) -> list[str]:
-    """A stream record: chunks (input index, SSE event, data after normalisation), the error,
-    `finished`, `done_data` and the accumulated response."""
+def stream_expect(record: Record) -> Record:
+    """What this library produces for a stream record, in the layout of its `expect` (`chunks`,
+    `error`, `finished`, `done_data`, `response`), following the vectors' harness procedure."""
     protocol = record["protocol"]
+    processor = stream_processor(record)
+    normalizer = StreamNormalizer()
+    chunks: list[Record] = []
+    error: Record | None = None
+    for at, chunk in enumerate(cast(list[Record], record["inputs"])):
+        try:
+            records = processor.push_records(chunk)
+        except RecipeError as err:
+            error = {"message": str(err), "at": at}
+            break
+        chunks += [normalizer.chunk(protocol, at, event, raw) for event, raw in records]
+    if error is None:
+        try:
+            records = processor.finish_records()
+        except RecipeError as err:
+            error = {"message": str(err), "at": "finish"}
+        else:
+            chunks += [normalizer.chunk(protocol, "finish", event, raw) for event, raw in records]
+    response = normalizer.walk(json.loads(processor.response_json()), protocol == "responses")
+    return {
+        "chunks": chunks,
+        "error": error,
+        "finished": processor.finished,
+        "done_data": processor.done_data,
+        "response": response,
+    }
+
+
+def check_stream(record: Record) -> list[str]:
+    """A stream record, compared byte for byte as compact JSON (key order and float spelling
+    included): the chunks (input index, SSE event, data after normalisation), the error and its
+    input index, `finished`, `done_data` and the accumulated response."""
     expect = cast(Record, record["expect"])
-    mismatches: list[str] = []
     try:
-        processor = stream_processor(record)
-        normalizer = StreamNormalizer()
-        chunks: list[Record] = []
-        error: Record | None = None
-        for at, chunk in enumerate(cast(list[Record], record["inputs"])):
-            try:
-                records = processor.push_records(chunk)
-            except RecipeError as err:
-                error = {"message": str(err), "at": at}
-                break
-            chunks += [
-                {"at": at, "sse_event": event, "data": normalizer.chunk(protocol, data)}
-                for event, data in records
-            ]
-        if error is None:
-            try:
-                records = processor.finish_records()
-            except RecipeError as err:
-                error = {"message": str(err), "at": "finish"}
-            else:
-                chunks += [
-                    {"at": "finish", "sse_event": event, "data": normalizer.chunk(protocol, data)}
-                    for event, data in records
-                ]
-        _compare(mismatches, "chunks", chunks, expect["chunks"])
-        want_error = expect["error"]
-        want = None if want_error is None else {k: want_error[k] for k in ("message", "at")}
-        _compare(mismatches, "error", error, want)
-        _compare(mismatches, "finished", processor.finished, expect["finished"])
-        _compare(mismatches, "done_data", processor.done_data, expect["done_data"])
-        response = normalizer.walk(json.loads(processor.response_json()), protocol == "responses")
-        _compare(mismatches, "response", response, expect["response"])
+        ours = stream_expect(record)
     except Exception as err:
-        mismatches.append(_unexpected(err))
-    return mismatches
+        return [_unexpected(err)]
+    want_error = expect["error"]
+    want = {
+        "chunks": expect["chunks"],
+        "error": None if want_error is None else {k: want_error[k] for k in ("message", "at")},
+        "finished": expect["finished"],
+        "done_data": expect["done_data"],
+        "response": expect["response"],
+    }
+    return [
+        first_difference(name, ours[name], value, byte_exact=True)
+        for name, value in want.items()
+        if not _same_bytes(ours[name], value)
+    ]
 
 
 # --- dispatch -------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deepseek_recipe.cli.serve_cmd import add_arguments, conversion_options
+from deepseek_recipe.cli.serve_cmd import add_arguments, backend_problem, conversion_options
 from deepseek_recipe_engine.serve import serve_from_args
 
 
@@ -20,6 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_arguments(parser)
     args = parser.parse_args(arguments)
+    problem = backend_problem(args)
+    if problem is not None:
+        parser.error(problem)
     return serve_from_args(args, conversion_options(args))
 
 

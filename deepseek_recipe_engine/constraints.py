@@ -33,6 +33,7 @@ __all__ = [
     "ConstraintError",
     "GrammarLogitsProcessor",
     "constraint_processor",
+    "request_grammar",
 ]
 
 _REASONING_STAGES = frozenset({"ReasoningStart", "ReasoningContinuation"})
@@ -95,6 +96,20 @@ class GrammarLogitsProcessor:
             if not self._matcher.consume_token(token_id) and self.error is None:
                 self.error = self._matcher.get_error() or f"token {token_id} rejected"
             self._consumed += 1
+
+
+def request_grammar(converted: ConvertedRequest) -> str | None:
+    """The grammar of a request's output constraint, for a backend that enforces it itself
+    (None: no constraint). Raises `ConstraintError` when it cannot be compiled, as
+    `constraint_processor` does.
+
+    Such a backend constrains the generated text alone: a prefix continuation's content is not
+    consumed first (the bundled engine's processor continues a prefix that fits the constraint).
+    """
+    grammar = converted.constraint_grammar(engine_tokenizer())
+    if grammar is not None:
+        compile_grammar(grammar)
+    return grammar
 
 
 def constraint_processor(

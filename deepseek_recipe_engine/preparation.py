@@ -33,7 +33,7 @@ from deepseek_recipe.stream import StreamProcessor
 from deepseek_recipe_engine.constraints import ConstraintError
 from deepseek_recipe_engine.errors import error_response
 from deepseek_recipe_engine.recipe_request import generation_request
-from deepseek_recipe_engine.request import GenerationRequest
+from deepseek_recipe_engine.request import ConstraintEnforcement, GenerationRequest
 
 __all__ = [
     "LARGE_BODY_BYTES",
@@ -77,6 +77,7 @@ class RequestPreparer:
         tokenizer: Tokenizer,
         options: ConversionOptions,
         context_limit: int,
+        enforcement: ConstraintEnforcement,
         max_completion_tokens: int | None,
         image_resolver: ImageResolver,
         threads: int,
@@ -85,6 +86,7 @@ class RequestPreparer:
         self.tokenizer = tokenizer
         self.options = options
         self.context_limit = context_limit
+        self.enforcement: ConstraintEnforcement = enforcement
         self.max_completion_tokens = max_completion_tokens
         self.image_resolver = image_resolver
         threads = max(1, threads)
@@ -133,6 +135,7 @@ class RequestPreparer:
                 converted,
                 encoded.prompt_ids,
                 context_limit=self.context_limit,
+                enforcement=self.enforcement,
                 image_tokens=image_tokens,
             )
         except (RecipeError, ConstraintError) as error:

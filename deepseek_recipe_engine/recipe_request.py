@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from deepseek_recipe import ConvertedRequest
-from deepseek_recipe_engine.constraints import constraint_processor
+from deepseek_recipe_engine.constraints import constraint_processor, request_grammar
 from deepseek_recipe_engine.grammar import EOS_TOKEN, special_token_id
-from deepseek_recipe_engine.request import GenerationRequest
+from deepseek_recipe_engine.request import ConstraintEnforcement, GenerationRequest
 
 __all__ = ["generation_request"]
 
@@ -15,7 +15,7 @@ def generation_request(
     prompt_ids: list[int],
     *,
     context_limit: int,
-    constrained: bool = True,
+    enforcement: ConstraintEnforcement = "logits_processor",
     image_tokens: int = 0,
 ) -> GenerationRequest:
     """A generation of `prompt_ids` with the request's sampling settings and output constraint.
@@ -24,13 +24,19 @@ def generation_request(
     official default capped by the room left; `ConversionError` when the prompt is too long). The
     prompt counts `image_tokens` more than its ids: what V4.1 images add beyond their
     placeholders, as the official API counts them.
-    Generation stops at end-of-sentence; with `constrained`, the output constraint (if any) is
-    enforced by a grammar logits processor (deepseek_recipe_engine/constraints.py).
+    Generation stops at end-of-sentence. The output constraint (if any) is enforced as
+    `enforcement` says: by a grammar logits processor (deepseek_recipe_engine/constraints.py) or by
+    the backend from `grammar`; either way a constraint that cannot compile is a `ConstraintError`.
     """
     # First: a prompt over the context fails here, before the whole request is read as Python.
     max_tokens = converted.resolve_max_tokens(len(prompt_ids) + image_tokens, context_limit)
     options = converted.inference_options
-    processor = constraint_processor(converted, len(prompt_ids)) if constrained else None
+    processor = (
+        constraint_processor(converted, len(prompt_ids))
+        if enforcement == "logits_processor"
+        else None
+    )
+    grammar = request_grammar(converted) if enforcement == "grammar" else None
     return GenerationRequest(
         prompt_ids=prompt_ids,
         max_tokens=max_tokens,
@@ -41,4 +47,5 @@ def generation_request(
         top_logprobs=int(options.get("top_logprobs") or 0),
         stop_token_ids=[special_token_id(EOS_TOKEN)],
         logits_processor=processor,
+        grammar=grammar,
     )

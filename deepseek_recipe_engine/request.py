@@ -30,6 +30,10 @@ class TokenBitmask(Protocol):
 
 FinishReason = Literal["stop", "length", "cancelled"]
 
+ConstraintEnforcement = Literal["logits_processor", "grammar"]
+"""How a backend enforces output constraints: the bundled engine's logits processor, or a grammar
+it compiles itself (`GenerationRequest.grammar`)."""
+
 
 @dataclass
 class GenerationRequest:
@@ -43,7 +47,10 @@ class GenerationRequest:
     logprobs: bool = False
     top_logprobs: int = 0  # alternatives reported per token (0..20), only with `logprobs`
     stop_token_ids: list[int] = field(default_factory=list)
-    logits_processor: LogitsProcessor | None = None
+    logits_processor: LogitsProcessor | None = None  # the bundled engine's constraint hook
+    # The output constraint as an llguidance Lark grammar, for backends that enforce it themselves
+    # (vLLM's and SGLang's structured outputs; deepseek_recipe_engine/grammar.py).
+    grammar: str | None = None
 
 
 @dataclass(frozen=True)

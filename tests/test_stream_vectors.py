@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from deepseek_recipe.vectors import check_stream, stream_processor
@@ -32,3 +34,22 @@ def test_typed_chunks_and_response(protocol: str) -> None:
         typed += processor.finish()
     assert len(typed) == len(case["expect"]["chunks"])
     assert type(processor.response()).__name__ in {"ChatCompletion", "Response", "Message"}
+
+
+def test_stream_check_compares_compact_json_bytes() -> None:
+    """Key order and number spelling count, although the values compare equal in Python."""
+    case = next(c for c in load_jsonl("streams/streams.jsonl") if not c["expect"]["error"])
+    assert check_stream(case) == []
+    reordered = copy.deepcopy(case)
+    data = reordered["expect"]["chunks"][0]["data"]
+    reordered["expect"]["chunks"][0]["data"] = dict(reversed(list(data.items())))
+    assert reordered["expect"]["chunks"][0]["data"] == case["expect"]["chunks"][0]["data"]
+    assert [m for m in check_stream(reordered) if "keys in the order" in m]
+    respelled = copy.deepcopy(case)
+    usage_holder = respelled["expect"]["response"]
+    key = next(k for k, v in usage_holder.items() if isinstance(v, int) and not isinstance(v, bool))
+    usage_holder[key] = float(usage_holder[key])
+    assert respelled["expect"]["response"] == case["expect"]["response"]
+    assert check_stream(respelled) == [
+        f"response.{key}: got {case['expect']['response'][key]} want {usage_holder[key]}"
+    ]

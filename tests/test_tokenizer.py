@@ -264,6 +264,9 @@ def test_array_outputs_match_the_list_outputs(ours, corpus, threads):
     tokenizer = ours.with_threads(threads)
     texts = [*corpus[:40], "", "<｜User｜>hi", "a" * 70_000]
     expected = [tokenizer.encode(text, True) for text in texts]
+    # Lists take ids below 65,536 from shared ints and make the others: both kinds are here.
+    every_id = [token for ids in expected for token in ids]
+    assert min(every_id) < 65_536 <= max(every_id)
     batch = tokenizer.encode_batch_array(texts, True)
     assert batch.ids.format == "I" and batch.offsets.format == "Q"
     assert len(batch) == len(texts) and batch.to_lists() == expected

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict, StrictFloat, StrictInt
 
-from deepseek_recipe.models.common import UInt32, WireModel
+from deepseek_recipe.models.common import UInt64, WireModel
 
 __all__ = [
     "FinishChunk",
@@ -33,16 +33,16 @@ TokenLogprobEntry = Annotated[tuple[StrictFloat, list[TopTokenLogprob]], Strict(
 class PromptUsage(WireModel):
     """Prompt token counts reported by the backend when the stream starts."""
 
-    prompt_tokens: int
-    prompt_cache_hit_tokens: int
+    prompt_tokens: UInt64
+    prompt_cache_hit_tokens: UInt64
 
 
 class ReadyChunk(WireModel):
     """Starts the stream; prompt usage is present when `prompt_tokens` is."""
 
     kind: Literal["ready"]
-    prompt_tokens: int | None = None
-    prompt_cache_hit_tokens: int | None = None
+    prompt_tokens: UInt64 | None = None
+    prompt_cache_hit_tokens: UInt64 | None = None
     system_fingerprint: str | None = None
 
     @property
@@ -61,7 +61,7 @@ class TextChunk(WireModel):
 
     kind: Literal["text"]
     content: str
-    token_count: UInt32
+    token_count: UInt64
 
 
 class TokensChunk(WireModel):

@@ -21,7 +21,7 @@ Families (the first segment of `category`):
   with nested parameters, enums, arrays of objects, optional params, multi-turn tool use;
 * `multi_error.*` - several independent problems in one request (which one is reported first);
 * `mutant.*` - any of the above with random structural mutations (keys dropped, values replaced
-  by other types, items duplicated).
+  by other types, items duplicated, objects given as the sequence of their values).
 """
 
 from __future__ import annotations
@@ -2135,6 +2135,19 @@ def paths(value: Json, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]
             yield from paths(item, (*prefix, index))
 
 
+def as_sequence(rng: R, value: dict[str, Json]) -> list[Json]:
+    """An object as the list of its values (serde reads a struct from a sequence in field
+    order): in document order or shuffled, sometimes one value short or one too many."""
+    items = list(value.values())
+    if chance(rng, 0.3):
+        rng.shuffle(items)
+    if items and chance(rng, 0.2):
+        items.pop()
+    elif chance(rng, 0.2):
+        items.append(scalar(rng))
+    return items
+
+
 def mutate(rng: R, request: Json) -> Json:
     all_paths = [p for p in paths(request) if p]
     if not all_paths:
@@ -2144,8 +2157,10 @@ def mutate(rng: R, request: Json) -> Json:
     for key in path[:-1]:
         parent = parent[key]
     key = path[-1]
-    action = rng.randrange(5)
-    if action == 0:
+    action = rng.randrange(6)
+    if action == 5 and isinstance(parent[key], dict):
+        parent[key] = as_sequence(rng, parent[key])
+    elif action == 0:
         del parent[key]
     elif action == 1:
         parent[key] = any_value(rng)

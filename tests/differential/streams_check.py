@@ -8,9 +8,10 @@ Prints the counts per protocol and category and writes every difference as a min
 case (the record with the reference's `expect`, inputs shrunk while the difference stays) under
 `--out`. The exit status is 1 when any case differs.
 
-`check(record)` compares one record with `expect` (also used by the regression test): chunks (the
-input index that produced each, SSE event, compact JSON bytes after normalisation, float
-spellings), the error and its input index, `finished`, `done_data` and the accumulated response.
+`check(record)` compares one record with `expect` (also used by the regression test) through the
+shared stream-vector check, `deepseek_recipe.vectors.check_stream`: chunks (the input index that
+produced each, SSE event, compact JSON bytes after normalisation, float spellings), the error and
+its input index, `finished`, `done_data` and the accumulated response.
 """
 
 from __future__ import annotations
@@ -27,9 +28,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from deepseek_recipe import RecipeError
-from deepseek_recipe.vectors import StreamNormalizer as Normalizer
-from deepseek_recipe.vectors import stream_processor as _processor
+from deepseek_recipe.vectors import check_stream
 from tests.differential.streams_gen import Case, generate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -50,58 +49,6 @@ def peer_python() -> Path:
     return Path("/work/main/bench/.peer-venv/bin/python")
 
 
-# --- this library -----------------------------------------------------------------------------
-
-
-def _chunk(normalizer: Normalizer, protocol: str, at: int | str, event: str | None, raw: str):
-    floats: list[str] = []
-
-    def spelled(text: str) -> float:
-        floats.append(text)
-        return float(text)
-
-    data = json.loads(raw, parse_float=spelled)
-    record: dict[str, Any] = {"at": at, "sse_event": event, "data": None}
-    reserialised = json.dumps(data, **COMPACT) == raw
-    if protocol == "chat_completions" and "created" in data:
-        data["created"] = "<CREATED>"
-    record["data"] = normalizer.walk(data, protocol == "responses")
-    if not reserialised:
-        record["floats"] = floats
-    return record
-
-
-def our_expect(case: Case) -> dict[str, Any]:
-    """What this library produces for a case, in the layout of the reference's `expect`."""
-    protocol = case["protocol"]
-    processor = _processor(case)
-    normalizer = Normalizer()
-    chunks: list[dict[str, Any]] = []
-    error: dict[str, Any] | None = None
-    for at, chunk in enumerate(case["inputs"]):
-        try:
-            records = processor.push_records(chunk)
-        except RecipeError as err:
-            error = {"message": str(err), "at": at}
-            break
-        chunks += [_chunk(normalizer, protocol, at, event, raw) for event, raw in records]
-    if error is None:
-        try:
-            records = processor.finish_records()
-        except RecipeError as err:
-            error = {"message": str(err), "at": "finish"}
-        else:
-            chunks += [_chunk(normalizer, protocol, "finish", event, raw) for event, raw in records]
-    response = normalizer.walk(json.loads(processor.response_json()), protocol == "responses")
-    return {
-        "chunks": chunks,
-        "error": error,
-        "finished": processor.finished,
-        "done_data": processor.done_data,
-        "response": response,
-    }
-
-
 # --- comparison -------------------------------------------------------------------------------
 
 
@@ -109,58 +56,14 @@ def _text(value: Any) -> str:
     return json.dumps(value, **COMPACT)
 
 
-def _clip(text: str, limit: int = 400) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _path_difference(path: str, got: Any, want: Any) -> str:
-    """The first place where two JSON values differ (key order included)."""
-    if isinstance(got, dict) and isinstance(want, dict):
-        if list(got) != list(want):
-            return f"{path}: keys {list(got)}, want {list(want)}"
-        for key in want:
-            if _text(got[key]) != _text(want[key]):
-                return _path_difference(f"{path}.{key}", got[key], want[key])
-    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
-        for index, (a, b) in enumerate(zip(got, want, strict=True)):
-            if _text(a) != _text(b):
-                return _path_difference(f"{path}[{index}]", a, b)
-    return f"{path}: got {_clip(_text(got))}\n  want {_clip(_text(want))}"
-
-
-def _first_chunk_difference(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> str:
-    for index, (a, b) in enumerate(zip(got, want, strict=False)):
-        if _text(a) != _text(b):
-            return _path_difference(f"chunks[{index}]", a, b)
-    return (
-        f"chunks: {len(got)} chunks, want {len(want)}; first extra: "
-        f"{_clip(_text((got + want)[min(len(got), len(want))]))}"
-    )
-
-
 def check(record: dict[str, Any]) -> list[str]:
-    """Mismatch descriptions between this library and the record's `expect` (empty: equal)."""
+    """Mismatch descriptions between this library and the record's `expect` (empty: equal): the
+    shared byte-level stream check (`deepseek_recipe.vectors.check_stream`), after a case the
+    reference itself failed on."""
     expect = record["expect"]
     if "peer_error" in expect:
         return [f"reference failed on the case: {expect['peer_error']}"]
-    try:
-        ours = our_expect(record)
-    except Exception as err:  # any failure of ours is a difference
-        return [f"this library raised {type(err).__name__}: {_clip(str(err))}"]
-    mismatches = []
-    if _text(ours["chunks"]) != _text(expect["chunks"]):
-        mismatches.append(_first_chunk_difference(ours["chunks"], expect["chunks"]))
-    want_error = expect["error"]
-    if want_error is not None:
-        want_error = {"message": want_error["message"], "at": want_error["at"]}
-    if ours["error"] != want_error:
-        mismatches.append(f"error: got {ours['error']} want {want_error}")
-    for key in ("finished", "done_data"):
-        if ours[key] != expect[key]:
-            mismatches.append(f"{key}: got {ours[key]!r} want {expect[key]!r}")
-    if _text(ours["response"]) != _text(expect["response"]):
-        mismatches.append(_path_difference("response", ours["response"], expect["response"]))
-    return mismatches
+    return check_stream(record)
 
 
 # --- the reference process --------------------------------------------------------------------

@@ -1,8 +1,13 @@
 """A shared live server (tiny engine, API key, pass-back rejection as the conformance suite, every
-request seeded) and SDK clients whose every answer is validated strictly after the test."""
+request seeded) and SDK clients whose every answer is validated strictly after the test.
+
+With `RECIPE_TEST_VLLM_URL` set (`make test-vllm`), the shared server fronts that vLLM instead of
+the engine (`RECIPE_TEST_VLLM_BLOCK_SIZE`: its cache block size), and at the end every prompt
+vLLM echoed back must have been the library's ids."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import anthropic
@@ -12,7 +17,8 @@ import pytest
 
 from deepseek_recipe import ConversionOptions
 from deepseek_recipe_engine.server import ServerSettings
-from tests.server.live import API_KEY, LiveServer, start_server
+from deepseek_recipe_engine.vllm_backend import VllmBackend
+from tests.server.live import API_KEY, LiveServer, start_server, start_vllm_server
 from tests.server.oracle import Oracle
 from tests.server.recording import Recorder, check_all
 
@@ -26,9 +32,17 @@ def live() -> Iterator[LiveServer]:
     settings = ServerSettings(
         api_key=API_KEY, conversion_options=SERVER_OPTIONS, default_seed=SERVER_SEED
     )
-    server = start_server(settings)
+    vllm_url = os.environ.get("RECIPE_TEST_VLLM_URL")
+    if vllm_url is None:
+        server = start_server(settings)
+    else:
+        block_size = int(os.environ.get("RECIPE_TEST_VLLM_BLOCK_SIZE", "32"))
+        server = start_vllm_server(settings, vllm_url, block_size)
     yield server
     server.stop()
+    if isinstance(server.backend, VllmBackend):
+        echo = server.backend.prompt_echo
+        assert echo.identical > 0 and echo.different == echo.missing == 0, echo.summary()
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,10 @@
 """The answer the live server must give to a seeded request, computed without the server.
 
-The request is converted and encoded by the library, generated synchronously by a second engine
-(same seeded weights, its own cache: generation does not depend on batching or cache hits,
-docs/engine.md) under the server's documented settings (its seed for requests without one, its
-completion cap), and the tokens go through the library's stream processor. Only what the server
+The request is converted and encoded by the library, generated alone on the same model under the
+server's documented settings (its seed for requests without one, its completion cap) and the
+tokens go through the library's stream processor. Alone means: by a second engine (same seeded
+weights, its own cache: generation does not depend on batching or cache hits, docs/engine.md), or
+in front of vLLM by a request of the oracle's own to that vLLM. Only what the server
 chooses on its own is taken from its answer: the response id, the timestamp and the prompt-cache
 hits; random tool-call ids and the completion time are blanked in both.
 """
@@ -17,7 +18,6 @@ from typing import Any
 from deepseek_recipe import convert
 from deepseek_recipe.requests import Protocol
 from deepseek_recipe.stream import StreamProcessor
-from deepseek_recipe_engine.engine import EngineCore
 from deepseek_recipe_engine.recipe_request import generation_request
 from deepseek_recipe_engine.request import Finish, Ready, Tokens
 from deepseek_recipe_engine.server import ReferenceServer, feed
@@ -54,7 +54,9 @@ class Oracle:
         preparer = server.preparer
         self.tokenizer = preparer.tokenizer
         self.context_limit = preparer.context_limit
-        self.core = EngineCore(live.engine.core.config)
+        self.enforcement = preparer.enforcement
+        assert live.generate_alone is not None, "this live server has no oracle"
+        self.generate_alone = live.generate_alone
 
     def answer(
         self, body: dict[str, Any], protocol: Protocol, server_answer: dict[str, Any]
@@ -63,12 +65,14 @@ class Oracle:
         `server_answer`."""
         converted = convert(body, protocol=protocol, options=self.settings.conversion_options)
         prompt_ids = converted.encode(self.tokenizer)
-        request = generation_request(converted, prompt_ids, context_limit=self.context_limit)
+        request = generation_request(
+            converted, prompt_ids, context_limit=self.context_limit, enforcement=self.enforcement
+        )
         if request.seed is None:
             request.seed = self.settings.default_seed
         if self.settings.max_completion_tokens is not None:
             request.max_tokens = min(request.max_tokens, self.settings.max_completion_tokens)
-        [result] = self.core.generate([request])
+        result = self.generate_alone(request)
         created = server_answer.get("created", server_answer.get("created_at"))
         processor = StreamProcessor(
             converted,

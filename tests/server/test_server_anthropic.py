@@ -67,7 +67,7 @@ def test_thinking_stream(claude: anthropic.Anthropic, oracle: Oracle, live: Live
     accumulated = final.to_dict(mode="json")
     expected = oracle.answer({**body, "stream": True}, "messages", accumulated)
     assert Message.model_validate(normalised(accumulated)) == Message.model_validate(expected)
-    assert live.wait_blocks_free()
+    assert live.wait_idle()
 
 
 def test_tool_use_named_with_thinking_off(claude: anthropic.Anthropic, oracle: Oracle) -> None:

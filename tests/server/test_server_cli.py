@@ -15,9 +15,11 @@ import pytest
 from deepseek_recipe.cli import build_parser
 from deepseek_recipe.cli.serve_cmd import (
     RANDOM_WEIGHTS_COMPLETION_CAP,
+    backend_problem,
     completion_cap,
     conversion_options,
 )
+from tests.server.fake_backends import Script, closed_port, start_fake
 from tests.server.test_server_openai import WEATHER_TOOL, tool_history
 
 
@@ -85,6 +87,8 @@ def test_serve_help_lists_options() -> None:
     )
     for option in ("--host", "--port", "--model", "--api-key", "--reasoning-content-behavior"):
         assert option in done.stdout
+    for option in ("--backend", "--backend-url", "--backend-timeout", "--backend-retry"):
+        assert option in done.stdout
 
 
 def serve_args(*argv: str):
@@ -108,3 +112,55 @@ def test_completion_cap_defaults_to_a_cap_only_for_random_weights():
     assert completion_cap(serve_args("--max-completion-tokens", "7", "--weights", "w")) == 7
     with pytest.raises(SystemExit):
         serve_args("--max-completion-tokens", "-1")
+
+
+def test_backend_options_are_checked():
+    assert backend_problem(serve_args()) is None
+    assert backend_problem(serve_args("--backend", "vllm", "--backend-url", "http://h")) is None
+    assert "--backend-url" in (backend_problem(serve_args("--backend", "sglang")) or "")
+    assert "--backend" in (backend_problem(serve_args("--backend-url", "http://h")) or "")
+    with pytest.raises(SystemExit):
+        serve_args("--backend", "tgi")
+
+
+def test_no_completion_cap_in_front_of_a_backend():
+    assert completion_cap(serve_args("--backend", "vllm", "--backend-url", "http://h")) is None
+
+
+def test_serve_without_a_reachable_backend_says_so():
+    url = f"http://127.0.0.1:{closed_port()}"
+    command = ["serve", "--backend", "vllm", "--backend-url", url, "--backend-connect-timeout", "2"]
+    done = subprocess.run(
+        [sys.executable, "-m", "deepseek_recipe.cli", *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert url in done.stderr and "--max-model-len" in done.stderr
+
+
+def test_serve_in_front_of_vllm_answers_and_reports_the_prompt_echo():
+    fake = start_fake("vllm", Script(max_model_len=3000))
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    command = ["serve", "--backend", "vllm", "--backend-url", fake.url, "--port", str(port)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "deepseek_recipe.cli", *command, "--log-level", "info"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until_up(base_url, process)
+        client = openai.OpenAI(base_url=f"{base_url}/v1", api_key="unused", max_retries=0)
+        response = client.chat.completions.create(
+            model="DeepSeek-V4-Pro", messages=[{"role": "user", "content": "Hello!"}]
+        )
+        assert response.usage is not None and response.usage.completion_tokens == 3
+        # No cap in front of a backend: the budget is the official one within vLLM's context.
+        assert fake.generations()[0]["max_tokens"] > 32
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+        fake.stop()
+    assert "prompt ids echoed by vLLM: 1 identical, 0 different, 0 missing" in stderr

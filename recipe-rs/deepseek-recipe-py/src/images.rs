@@ -11,7 +11,7 @@ use std::time::Duration;
 use deepseek_recipe::image::{
     image_tokens, preprocess as preprocess_image, DestinationPolicy, HttpFetcher, ImageData,
     ImageError, ImageErrorKind, ImageFetcher, ImageInput, ImageQuota, ImageResolver, IpRange,
-    PreprocessOptions, PreprocessedImage, ResolverLimits, RetryPolicy,
+    PreprocessOptions, PreprocessedImage, ResolveBudget, ResolverLimits, RetryPolicy,
 };
 use deepseek_recipe::{Error, UnknownName};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes};
 
 use crate::errors::to_py_err;
+use crate::ints::Count;
 use crate::requests::PyConvertedRequest;
 
 /// A preprocessed image: `(webp bytes, width, height, format, source format, token count)`.
@@ -67,8 +68,8 @@ fn preprocess(py: Python<'_>, data: &[u8], options_json: Option<&str>) -> PyResu
 
 /// Prompt tokens one image of `width`×`height` costs (after fitting to the budget).
 #[pyfunction]
-fn image_token_count(width: u64, height: u64) -> PyResult<u64> {
-    image_tokens(width, height).map_err(|error| {
+fn image_token_count(width: Count<u64>, height: Count<u64>) -> PyResult<u64> {
+    image_tokens(width.0, height.0).map_err(|error| {
         image_error(ImageError::new(
             ImageErrorKind::Resize,
             "",
@@ -119,8 +120,8 @@ impl PyImageFetcher {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        max_bytes: u64,
-        max_redirects: u32,
+        max_bytes: Count<u64>,
+        max_redirects: Count<u32>,
         connect_timeout_s: f64,
         total_timeout_s: f64,
         allow_special_addresses: bool,
@@ -139,8 +140,8 @@ impl PyImageFetcher {
         let policy =
             destination_policy(allow_special_addresses, allowed_ranges, destination_filter)?;
         let inner = HttpFetcher::default()
-            .with_max_bytes(max_bytes)
-            .with_max_redirects(max_redirects)
+            .with_max_bytes(max_bytes.0)
+            .with_max_redirects(max_redirects.0)
             .with_timeouts(
                 duration(connect_timeout_s, "connect_timeout_s")?,
                 duration(total_timeout_s, "total_timeout_s")?,
@@ -171,10 +172,10 @@ impl PyImageQuota {
         }
     }
 
-    /// `(image count, encoded bytes)` used so far.
-    fn usage(&self) -> (usize, u64) {
+    /// `(image count, encoded bytes, pixel cost)` used so far.
+    fn usage(&self) -> (usize, u64, u64) {
         let usage = self.inner.usage();
-        (usage.image_count, usage.byte_size)
+        (usage.image_count, usage.byte_size, usage.pixels)
     }
 }
 
@@ -187,14 +188,19 @@ pub struct PyImageResolver {
 #[pymethods]
 impl PyImageResolver {
     /// A resolver fetching with `fetcher` (`None`: URL sources fail), with limits given as JSON
-    /// (`None` or an absent key: the reference's defaults) and retries.
+    /// (`None` or an absent key: the reference's defaults), retries, and a `budget` of
+    /// `(deadline_s, concurrent_fetches, max_pixels)` (`None`: the core's defaults).
     #[new]
-    #[pyo3(signature = (fetcher=None, limits_json=None, retry_attempts=4, retry_initial_backoff_s=0.25))]
+    #[pyo3(signature = (
+        fetcher=None, limits_json=None, retry_attempts=Count(4), retry_initial_backoff_s=0.25,
+        budget=None,
+    ))]
     fn new(
         fetcher: Option<PyRef<'_, PyImageFetcher>>,
         limits_json: Option<&str>,
-        retry_attempts: u32,
+        retry_attempts: Count<u32>,
         retry_initial_backoff_s: f64,
+        budget: Option<(f64, Count<usize>, Count<u64>)>,
     ) -> PyResult<Self> {
         let resolver = match fetcher {
             Some(fetcher) => ImageResolver::new(fetcher.inner.clone()),
@@ -204,17 +210,40 @@ impl PyImageResolver {
         let initial_backoff = Duration::try_from_secs_f64(retry_initial_backoff_s)
             .map_err(|_| PyValueError::new_err("invalid retry_initial_backoff_s"))?;
         let retry = RetryPolicy {
-            attempts: retry_attempts,
+            attempts: retry_attempts.0,
             initial_backoff,
         };
+        let budget = match budget {
+            Some((deadline_s, concurrent_fetches, max_pixels)) => ResolveBudget {
+                deadline: Duration::try_from_secs_f64(deadline_s).map_err(|_| {
+                    PyValueError::new_err(format!("invalid deadline_s: {deadline_s}"))
+                })?,
+                concurrent_fetches: concurrent_fetches.0,
+                max_pixels: max_pixels.0,
+            },
+            None => ResolveBudget::default(),
+        };
         Ok(Self {
-            inner: resolver.with_limits(limits).with_retry(retry),
+            inner: resolver
+                .with_limits(limits)
+                .with_retry(retry)
+                .with_budget(budget),
         })
     }
 
     /// The limits in force, as JSON.
     fn limits_json(&self) -> String {
         serde_json::to_string(self.inner.limits()).expect("limits always serialise")
+    }
+
+    /// The budget in force, in the order of the constructor's `budget` tuple.
+    fn budget(&self) -> (f64, usize, u64) {
+        let budget = self.inner.budget();
+        (
+            budget.deadline.as_secs_f64(),
+            budget.concurrent_fetches,
+            budget.max_pixels,
+        )
     }
 
     /// Resolves `(kind, payload, detail, path)` sources with `quota`:

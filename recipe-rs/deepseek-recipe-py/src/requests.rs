@@ -8,8 +8,12 @@ use std::sync::OnceLock;
 
 use deepseek_recipe::protocol::ResponsesRequest;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyString};
 
 use crate::errors::to_py_err;
+use crate::id_list::id_list;
+use crate::ints::Count;
 use crate::tokenizer::{default_tokenizer, PyTokenizer};
 
 /// Parses conversion options from their JSON form (`None`: the defaults).
@@ -27,9 +31,28 @@ pub struct PyConvertedRequest {
     pub(crate) options: ConversionOptions,
     /// The rendered prompt, made on first use (`render` and `encode` share it).
     rendered: OnceLock<RenderedPrompt>,
+    /// What `render` returns, made on its first call.
+    rendered_py: PyOnceLock<PythonPrompt>,
+}
+
+/// The rendered prompt as `render` returns it: the prompt as a Python `str` (made once, shared by
+/// every call) and its special ranges as code-point pairs.
+struct PythonPrompt {
+    prompt: Py<PyString>,
+    special_ranges: Vec<(usize, usize)>,
 }
 
 impl PyConvertedRequest {
+    /// Wraps a converted request, not rendered yet.
+    fn new(inner: ConvertedRequest, options: ConversionOptions) -> Self {
+        Self {
+            inner,
+            options,
+            rendered: OnceLock::new(),
+            rendered_py: PyOnceLock::new(),
+        }
+    }
+
     /// The rendered prompt, rendering it on first use.
     pub(crate) fn rendered(&self) -> &RenderedPrompt {
         self.rendered.get_or_init(|| {
@@ -83,23 +106,39 @@ impl PyConvertedRequest {
         self.inner.stream
     }
 
-    /// Renders the prompt: `(prompt, special ranges as code-point pairs, image count)`.
-    fn render(&self, py: Python<'_>) -> (&str, Vec<(usize, usize)>, usize) {
-        let (rendered, ranges) = py.detach(|| {
-            let rendered = self.rendered();
-            let ranges = rendered
-                .special_char_ranges()
-                .into_iter()
-                .map(|range| (range.start, range.end))
-                .collect();
-            (rendered, ranges)
+    /// Renders the prompt: `(prompt, special ranges as code-point pairs, image count)`. The
+    /// prompt `str` is made once and shared by every call; each call gets a new ranges list.
+    fn render<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyList>, usize)> {
+        let python = self.rendered_py.get_or_init(py, || {
+            let (rendered, special_ranges) = py.detach(|| {
+                let rendered = self.rendered();
+                let ranges = rendered
+                    .special_char_ranges()
+                    .into_iter()
+                    .map(|range| (range.start, range.end))
+                    .collect();
+                (rendered, ranges)
+            });
+            PythonPrompt {
+                prompt: PyString::new(py, &rendered.prompt).unbind(),
+                special_ranges,
+            }
         });
-        (&rendered.prompt, ranges, rendered.image_sources.len())
+        let images = self.rendered().image_sources.len();
+        let ranges = PyList::new(py, &python.special_ranges)?;
+        Ok((python.prompt.bind(py).clone(), ranges, images))
     }
 
     /// Encodes the rendered prompt (the bundled V4 tokenizer when `tokenizer` is `None`).
     #[pyo3(signature = (tokenizer=None))]
-    fn encode(&self, py: Python<'_>, tokenizer: Option<&PyTokenizer>) -> PyResult<Vec<u32>> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        tokenizer: Option<&PyTokenizer>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let tokenizer: &Tokenizer = match tokenizer {
             Some(tokenizer) => tokenizer.get(),
             None => {
@@ -110,8 +149,10 @@ impl PyConvertedRequest {
                 default_tokenizer()
             }
         };
-        py.detach(|| encode(self.rendered(), tokenizer))
-            .map_err(to_py_err)
+        let ids = py
+            .detach(|| encode(self.rendered(), tokenizer))
+            .map_err(to_py_err)?;
+        id_list(py, &ids)
     }
 
     /// The constrained-decoding grammar (llguidance Lark) of the request's output constraint,
@@ -132,9 +173,13 @@ impl PyConvertedRequest {
     }
 
     /// The completion budget for a prompt of `prompt_tokens` in a context of `context_limit`.
-    fn resolve_max_tokens(&self, prompt_tokens: u64, context_limit: u64) -> PyResult<u32> {
+    fn resolve_max_tokens(
+        &self,
+        prompt_tokens: Count<u64>,
+        context_limit: Count<u64>,
+    ) -> PyResult<u32> {
         self.inner
-            .resolve_max_tokens(prompt_tokens, context_limit)
+            .resolve_max_tokens(prompt_tokens.0, context_limit.0)
             .map_err(|err| to_py_err(err.into()))
     }
 }
@@ -155,11 +200,7 @@ fn convert(
     let inner = py
         .detach(|| convert_json(protocol, body, &options))
         .map_err(to_py_err)?;
-    Ok(PyConvertedRequest {
-        inner,
-        options,
-        rendered: OnceLock::new(),
-    })
+    Ok(PyConvertedRequest::new(inner, options))
 }
 
 /// The protocol a JSON request body most likely uses, as the Python API spells it.

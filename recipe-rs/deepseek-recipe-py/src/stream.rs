@@ -13,6 +13,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::errors::to_py_err;
+use crate::ints::{ChunkNumber, Count};
 use crate::requests::PyConvertedRequest;
 use crate::tokenizer::PyTokenizer;
 
@@ -30,14 +31,30 @@ struct State {
 fn read_ids(piece: &Bound<'_, PyAny>, ids: &mut Vec<u32>) -> PyResult<()> {
     if let Ok(list) = piece.cast::<PyList>() {
         for id in list.iter() {
-            ids.push(id.extract()?);
+            ids.push(id.extract::<ChunkNumber<u32>>()?.0);
         }
     } else {
         for id in piece.try_iter()? {
-            ids.push(id?.extract()?);
+            ids.push(id?.extract::<ChunkNumber<u32>>()?.0);
         }
     }
     Ok(())
+}
+
+/// Log probabilities as Python passes them: `(logprob, [(token id, logprob), ...])` per token.
+type PyLogprobs = Vec<(f32, Vec<(ChunkNumber<u32>, f32)>)>;
+
+/// The log probabilities the core takes.
+fn token_logprobs(logprobs: PyLogprobs) -> Vec<TokenLogprobs> {
+    logprobs
+        .into_iter()
+        .map(|(logprob, top)| {
+            (
+                logprob,
+                top.into_iter().map(|(id, lp)| (id.0, lp)).collect(),
+            )
+        })
+        .collect()
 }
 
 /// Records of `chunks` (already accumulated).
@@ -158,14 +175,15 @@ impl PyStreamProcessor {
         response_id: String,
         model: String,
         tokenizer: Option<&PyTokenizer>,
-        seed: Option<u64>,
-        created: Option<u64>,
+        seed: Option<Count<u64>>,
+        created: Option<Count<u64>>,
         signature: Option<String>,
         parsing_options_json: Option<&str>,
-        prompt_usage: Option<(u64, u64)>,
+        prompt_usage: Option<(Count<u64>, Count<u64>)>,
         thinking_mode: Option<bool>,
         use_tokenizer: bool,
     ) -> PyResult<Self> {
+        let (seed, created) = (seed.map(|seed| seed.0), created.map(|created| created.0));
         let identity = StreamIdentity {
             id: response_id,
             model,
@@ -188,8 +206,8 @@ impl PyStreamProcessor {
         };
         let ids = seed.map_or_else(IdSource::random, IdSource::seeded);
         let prompt = prompt_usage.map_or_else(PromptUsage::default, |(tokens, hits)| PromptUsage {
-            prompt_tokens: tokens,
-            prompt_cache_hit_tokens: hits,
+            prompt_tokens: tokens.0,
+            prompt_cache_hit_tokens: hits.0,
         });
         let accumulator =
             Accumulator::for_config(&config, created.unwrap_or_else(unix_now), prompt);
@@ -221,10 +239,10 @@ impl PyStreamProcessor {
         &self,
         py: Python<'py>,
         content: &str,
-        token_count: u64,
+        token_count: ChunkNumber<u64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         self.write_bytes(py, |stream, out| {
-            stream.push_text(content, token_count, out)
+            stream.push_text(content, token_count.0, out)
         })
     }
 
@@ -234,8 +252,9 @@ impl PyStreamProcessor {
         &self,
         py: Python<'py>,
         token_ids: &Bound<'py, PyAny>,
-        logprobs: Option<Vec<TokenLogprobs>>,
+        logprobs: Option<PyLogprobs>,
     ) -> PyResult<Bound<'py, PyBytes>> {
+        let logprobs = logprobs.map(token_logprobs);
         self.with(|state| {
             state.ids.clear();
             read_ids(token_ids, &mut state.ids)?;
@@ -251,15 +270,15 @@ impl PyStreamProcessor {
     /// Feeds text pieces of `token_count` tokens each, exactly as one `push_text_sse` per
     /// piece, with the GIL released; returns all their SSE frames. Pieces after the stream
     /// ended (a stop sequence) are not read.
-    #[pyo3(signature = (pieces, token_count=1))]
+    #[pyo3(signature = (pieces, token_count=ChunkNumber(1)))]
     fn push_text_many<'py>(
         &self,
         py: Python<'py>,
         pieces: Vec<PyBackedStr>,
-        token_count: u64,
+        token_count: ChunkNumber<u64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         self.write_bytes_detached(py, |stream, out| {
-            stream.push_text_many(pieces.iter().map(|piece| &**piece), token_count, out)
+            stream.push_text_many(pieces.iter().map(|piece| &**piece), token_count.0, out)
         })
     }
 

@@ -5,9 +5,11 @@ use std::sync::OnceLock;
 
 use deepseek_recipe::{IncrementalDecoder, SharedTokenText, Tokenizer, TokenizerText};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyString};
+use pyo3::types::{PyByteArray, PyList, PyString};
 
 use crate::errors::to_py_err;
+use crate::id_list::{id_list, id_lists};
+use crate::ints::{read, token_ids, Count, TokenId};
 
 /// Texts at least this long are encoded without holding the GIL.
 const DETACH_MIN_BYTES: usize = 4096;
@@ -140,9 +142,9 @@ impl PyTokenizer {
     }
 
     /// This tokenizer (same tables) using up to `threads` threads per call (`0` counts as `1`).
-    fn with_threads(&self, threads: usize) -> Self {
+    fn with_threads(&self, threads: Count<usize>) -> Self {
         Self {
-            inner: self.inner.with_threads(threads),
+            inner: self.inner.with_threads(threads.0),
             token_text: OnceLock::new(),
         }
     }
@@ -155,12 +157,18 @@ impl PyTokenizer {
 
     /// The ids of `text`; `allow_special` recognises added tokens written in it.
     #[pyo3(signature = (text, allow_special = false))]
-    fn encode(&self, py: Python<'_>, text: &str, allow_special: bool) -> Vec<u32> {
-        if text.len() >= DETACH_MIN_BYTES {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allow_special: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = if text.len() >= DETACH_MIN_BYTES {
             py.detach(|| self.inner.encode(text, allow_special))
         } else {
             self.inner.encode(text, allow_special)
-        }
+        };
+        id_list(py, &ids)
     }
 
     /// The number of ids of `text`.
@@ -191,14 +199,15 @@ impl PyTokenizer {
 
     /// The ids of each text, encoded in parallel without the GIL.
     #[pyo3(signature = (texts, allow_special = false))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<Bound<'_, PyString>>,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
         allow_special: bool,
-    ) -> PyResult<Vec<Vec<u32>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let texts = borrow_texts(&texts)?;
-        Ok(py.detach(|| self.inner.encode_batch(&texts, allow_special)))
+        let batch = py.detach(|| self.inner.encode_batch(&texts, allow_special));
+        id_lists(py, &batch)
     }
 
     /// The ids of each text, encoded in parallel without the GIL, as one `bytearray` of
@@ -235,12 +244,14 @@ impl PyTokenizer {
     }
 
     /// The text of `ids`; raises `TokenizerError` for an unknown id.
-    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+    fn decode(&self, py: Python<'_>, ids: Vec<TokenId>) -> PyResult<String> {
+        let ids = token_ids(ids);
         py.detach(|| self.inner.decode(&ids)).map_err(to_py_err)
     }
 
     /// The text of each id list, decoded in parallel without the GIL.
-    fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<u32>>) -> PyResult<Vec<String>> {
+    fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<TokenId>>) -> PyResult<Vec<String>> {
+        let batch: Vec<Vec<u32>> = batch.into_iter().map(token_ids).collect();
         py.detach(|| self.inner.decode_batch(&batch))
             .map_err(to_py_err)
     }
@@ -250,9 +261,12 @@ impl PyTokenizer {
         self.inner.token_to_id(token)
     }
 
-    /// The spelling of token `id`, if any.
-    fn id_to_token(&self, id: u32) -> Option<String> {
-        self.inner.id_to_token(id).map(str::to_owned)
+    /// The spelling of token `id`, if any (none for an int outside `u32`).
+    fn id_to_token(&self, id: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        let id = read::<u32>(id)?.ok();
+        Ok(id
+            .and_then(|id| self.inner.id_to_token(id))
+            .map(str::to_owned))
     }
 
     /// One more than the largest token id.
@@ -286,8 +300,8 @@ impl PyIncrementalDecoder {
     }
 
     /// Adds `ids`; returns the newly complete text.
-    fn push(&mut self, ids: Vec<u32>) -> PyResult<String> {
-        self.inner.push(&ids).map_err(to_py_err)
+    fn push(&mut self, ids: Vec<TokenId>) -> PyResult<String> {
+        self.inner.push(&token_ids(ids)).map_err(to_py_err)
     }
 
     /// Ends the stream: an incomplete character left over becomes U+FFFD.

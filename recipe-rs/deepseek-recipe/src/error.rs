@@ -91,6 +91,13 @@ impl From<crate::image::ImageError> for Error {
     }
 }
 
+impl Error {
+    /// The tokenizer error for an id no token has (`id` as written, possibly outside `u32`).
+    pub fn unknown_token_id(id: impl std::fmt::Display) -> Self {
+        Self::Tokenizer(format!("unknown token id {id}"))
+    }
+}
+
 /// Shorthand for results with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

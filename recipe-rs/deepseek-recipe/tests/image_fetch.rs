@@ -5,14 +5,17 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use deepseek_recipe::image::{
-    DestinationPolicy, HostResolver, HttpFetcher, ImageData, ImageErrorKind, ImageFetcher,
-    ImageInput, ImageQuota, ImageResolver, RetryPolicy,
+    DestinationPolicy, HostResolver, HttpFetcher, ImageData, ImageError, ImageErrorKind,
+    ImageFetcher, ImageInput, ImageQuota, ImageResolver, ResolveBudget, RetryPolicy,
 };
+
+/// Requests waiting at `/barrier/N` until N of them are in flight together.
+type Barrier = (Mutex<usize>, Condvar);
 
 /// A test server on 127.0.0.1 counting the requests per path.
 struct Server {
@@ -26,11 +29,12 @@ impl Server {
         let port = listener.local_addr().expect("local address").port();
         let hits = Arc::new(Mutex::new(HashMap::new()));
         let counter = Arc::clone(&hits);
+        let barrier: Arc<Barrier> = Arc::default();
         thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let counter = Arc::clone(&counter);
+                let (counter, barrier) = (Arc::clone(&counter), Arc::clone(&barrier));
                 thread::spawn(move || {
-                    let _ = serve(stream, port, &counter);
+                    let _ = serve(stream, port, &counter, &barrier);
                 });
             }
         });
@@ -75,7 +79,12 @@ fn respond(
     stream.write_all(body)
 }
 
-fn serve(mut stream: TcpStream, port: u16, hits: &Mutex<HashMap<String, usize>>) -> io::Result<()> {
+fn serve(
+    mut stream: TcpStream,
+    port: u16,
+    hits: &Mutex<HashMap<String, usize>>,
+    barrier: &Barrier,
+) -> io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
@@ -140,6 +149,22 @@ fn serve(mut stream: TcpStream, port: u16, hits: &Mutex<HashMap<String, usize>>)
             respond(&mut stream, "302 Found", &headers, b"")
         }
         ["no-location"] => respond(&mut stream, "302 Found", &length(b""), b""),
+        ["barrier", n] => {
+            let (arrived, all_in) = barrier;
+            let mut count = arrived.lock().unwrap();
+            *count += 1;
+            all_in.notify_all();
+            let wanted: usize = n.parse().unwrap_or(1);
+            let (count, _) = all_in
+                .wait_timeout_while(count, Duration::from_secs(10), |count| *count < wanted)
+                .unwrap();
+            if *count >= wanted {
+                let body = png_bytes();
+                respond(&mut stream, "200 OK", &length(&body), &body)
+            } else {
+                respond(&mut stream, "404 Not Found", &length(b""), b"")
+            }
+        }
         ["slow"] => {
             thread::sleep(Duration::from_secs(3));
             respond(&mut stream, "200 OK", &length(b"late"), b"late")
@@ -252,7 +277,10 @@ fn allowed_fetch_and_redirects_within_the_limit() {
     );
     let error = fetcher.fetch(&server.url("/redirect/6")).unwrap_err();
     assert_eq!(error.kind(), ImageErrorKind::Fetch);
-    assert!(error.is_retryable());
+    assert!(
+        !error.is_retryable(),
+        "a chain past the limit cannot succeed on a retry"
+    );
     assert_eq!(
         server.hits("/redirect/0"),
         2,
@@ -263,13 +291,20 @@ fn allowed_fetch_and_redirects_within_the_limit() {
         (error.kind(), error.is_retryable()),
         (ImageErrorKind::FetchStatus, false)
     );
-    let error = fetcher
-        .fetch(&server.url("/to/ftp:~~127.0.0.1~x"))
-        .unwrap_err();
-    assert_eq!(
-        (error.kind(), error.is_retryable()),
-        (ImageErrorKind::Fetch, true)
-    );
+    for target in [
+        "ftp:~~127.0.0.1~x",
+        "file:~~~etc~passwd",
+        "gopher:~~127.0.0.1:70~x",
+    ] {
+        let error = fetcher
+            .fetch(&server.url(&format!("/to/{target}")))
+            .unwrap_err();
+        assert_eq!(
+            (error.kind(), error.is_retryable()),
+            (ImageErrorKind::Fetch, false),
+            "{target}"
+        );
+    }
 }
 
 #[test]
@@ -300,10 +335,24 @@ fn statuses_map_to_kinds() {
         let error = fetcher.fetch(url).unwrap_err();
         assert_eq!(
             (error.kind(), error.is_retryable()),
-            (ImageErrorKind::Fetch, true),
+            (ImageErrorKind::Fetch, false),
             "{url}"
         );
     }
+    let error = fetcher
+        .fetch(&format!("http://127.0.0.1:{}/x", free_port()))
+        .unwrap_err();
+    assert_eq!(
+        (error.kind(), error.is_retryable()),
+        (ImageErrorKind::Fetch, true),
+        "a refused connection may succeed later"
+    );
+}
+
+/// A port nothing listens on (bound, then released).
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    listener.local_addr().expect("local address").port()
 }
 
 #[test]
@@ -452,4 +501,110 @@ fn the_filter_sees_every_hop() {
             ("images.test".to_owned(), loopback)
         ]
     );
+}
+
+fn budget(deadline: Duration, concurrent_fetches: usize) -> ResolveBudget {
+    ResolveBudget {
+        deadline,
+        concurrent_fetches,
+        ..ResolveBudget::default()
+    }
+}
+
+#[test]
+fn resolver_fetches_url_sources_concurrently() {
+    let server = Server::start();
+    let resolver =
+        ImageResolver::new(loopback_fetcher()).with_budget(budget(Duration::from_secs(60), 4));
+    let sources: Vec<ImageInput> = (0..4)
+        .map(|_| ImageInput::new(ImageData::Url(server.url("/barrier/4"))))
+        .collect();
+    // Each request is answered only once all four are in flight together.
+    let resolved = resolver.resolve(&sources, &ImageQuota::new()).unwrap();
+    assert_eq!(resolved.images.len(), 4);
+    assert_eq!(server.hits("/barrier/4"), 4);
+}
+
+#[test]
+fn the_deadline_bounds_fetches_and_retries() {
+    let server = Server::start();
+    let retry = RetryPolicy {
+        attempts: 4,
+        initial_backoff: Duration::from_millis(1),
+    };
+    let resolver = ImageResolver::new(loopback_fetcher())
+        .with_retry(retry)
+        .with_budget(budget(Duration::from_millis(300), 8));
+    let source = ImageInput::new(ImageData::Url(server.url("/slow"))).with_path(".messages[0]");
+    let error = resolver.resolve(&[source], &ImageQuota::new()).unwrap_err();
+    assert_eq!(
+        (error.kind(), error.is_retryable()),
+        (ImageErrorKind::Fetch, true)
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            ".messages[0].image[0]: Failed to download image from {}",
+            server.url("/slow")
+        )
+    );
+    assert_eq!(
+        server.hits("/slow"),
+        1,
+        "no retry once the deadline has passed"
+    );
+}
+
+/// A fetcher that answers only after a pause and knows nothing of deadlines.
+struct SlowFetcher(Duration);
+
+impl ImageFetcher for SlowFetcher {
+    fn fetch(&self, _url: &str) -> Result<Vec<u8>, ImageError> {
+        thread::sleep(self.0);
+        Ok(png_bytes())
+    }
+}
+
+#[test]
+fn the_resolver_stops_waiting_at_the_deadline_for_any_fetcher() {
+    let slow = ImageResolver::new(SlowFetcher(Duration::from_secs(2)))
+        .with_budget(budget(Duration::from_millis(200), 8));
+    let sources = [
+        ImageInput::new(ImageData::Bytes(png_bytes())),
+        ImageInput::new(ImageData::Url("http://images.test/a.png".into())).with_path("p"),
+    ];
+    let quota = ImageQuota::new();
+    let error = slow.resolve(&sources, &quota).unwrap_err();
+    assert_eq!(
+        (error.kind(), error.is_retryable()),
+        (ImageErrorKind::Fetch, true)
+    );
+    assert_eq!(
+        error.to_string(),
+        "p.image[0]: Failed to download image from http://images.test/a.png"
+    );
+    assert_eq!(quota.usage().image_count, 0);
+    let patient = ImageResolver::new(SlowFetcher(Duration::from_millis(10)));
+    assert_eq!(patient.resolve(&sources, &quota).unwrap().images.len(), 2);
+}
+
+#[test]
+fn redirects_to_other_schemes_are_not_retried() {
+    let server = Server::start();
+    let retry = RetryPolicy {
+        attempts: 4,
+        initial_backoff: Duration::from_millis(1),
+    };
+    let resolver = ImageResolver::new(loopback_fetcher()).with_retry(retry);
+    for target in ["file:~~~etc~passwd", "gopher:~~127.0.0.1:70~x"] {
+        let path = format!("/to/{target}");
+        let source = ImageInput::new(ImageData::Url(server.url(&path)));
+        let error = resolver.resolve(&[source], &ImageQuota::new()).unwrap_err();
+        assert_eq!(
+            (error.kind(), error.is_retryable()),
+            (ImageErrorKind::Fetch, false),
+            "{target}"
+        );
+        assert_eq!(server.hits(&path), 1, "{target}");
+    }
 }

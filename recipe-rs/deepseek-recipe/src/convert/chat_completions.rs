@@ -4,7 +4,8 @@ use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
 use super::history::{check_reasoning_pass_back, mentions_json, settle_reasoning};
 use super::images::{
-    image_detail, image_url_source, is_valid_base64, MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE,
+    data_url_rest, image_detail, image_url_source, is_valid_base64, MAX_IMAGE_URL_BYTES,
+    URL_TOO_LONG_ADVICE,
 };
 use super::options::ConversionOptions;
 use super::sampling::{
@@ -65,6 +66,11 @@ impl ChatCompletionRequest {
             thinking_mode,
             REASONING_PASS_BACK_ERROR,
         )?;
+        if has_misplaced_prefix(&messages) {
+            return Err(ApiError::invalid_request(
+                "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
+            ));
+        }
         let choice = self.tool_choice.map(|choice| match choice {
             ChatToolChoice::None => ToolChoiceParam::None,
             ChatToolChoice::Auto => ToolChoiceParam::Auto,
@@ -82,7 +88,14 @@ impl ChatCompletionRequest {
             ));
         }
         let declared = declared_tools(declarations, false, choice_is_none)?;
-        let tools_declared = !declared.is_empty();
+        // Declared tools or tool calls anywhere in the history rule out a prefix.
+        let uses_functions = !declared.is_empty()
+            || messages.iter().any(|message| {
+                message
+                    .tool_calls
+                    .as_ref()
+                    .is_some_and(|calls| !calls.is_empty())
+            });
         let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         if messages.last().is_some_and(|message| message.prefix) {
             if wants_json_object {
@@ -90,7 +103,7 @@ impl ChatCompletionRequest {
                     "response_format json_object should not be used with prefix",
                 ));
             }
-            if tools_declared {
+            if uses_functions {
                 return Err(ApiError::invalid_request(
                     "Function call should not be used with prefix",
                 ));
@@ -201,9 +214,8 @@ fn file_part<'a>(
 /// A file part's `file_data`: a base64 data URL of a supported image type.
 fn check_file_data(data: &str) -> Result<(), &'static str> {
     const NOT_VALID: &str = "file_data is not a valid base64 data url";
-    let rest = match data.get(..5) {
-        Some(scheme) if scheme.eq_ignore_ascii_case("data:") => &data[5..],
-        _ => return Err(NOT_VALID),
+    let Some(rest) = data_url_rest(data) else {
+        return Err(NOT_VALID);
     };
     let media_end = rest.find([';', ',']).unwrap_or(rest.len());
     let media_type = rest[..media_end].trim().to_ascii_lowercase();
@@ -221,8 +233,9 @@ fn check_file_data(data: &str) -> Result<(), &'static str> {
     let Some(comma) = rest.find(',') else {
         return Err(NOT_VALID);
     };
+    // Only base64 data is checked here; the data URL is then read like an image URL.
     let header = &rest[..comma];
-    if !header.to_ascii_lowercase().ends_with(";base64") || !is_valid_base64(&rest[comma + 1..]) {
+    if header.to_ascii_lowercase().ends_with(";base64") && !is_valid_base64(&rest[comma + 1..]) {
         return Err(NOT_VALID);
     }
     Ok(())
@@ -341,12 +354,9 @@ fn convert_messages(
     version: ModelVersion,
     image_token: &str,
 ) -> Result<(Vec<Message>, Vec<bool>), ApiError> {
-    let last = messages.len() - 1;
-    let mut misplaced_prefix = false;
     let mut converted = Vec::with_capacity(messages.len());
     let mut missing_reasoning = Vec::with_capacity(messages.len());
-    // Every message is converted (and checked) first; then the tool-message order, then the
-    // prefix position.
+    // Every message is converted (and checked) first; then the tool-message order.
     let count = messages.len();
     let order_error = check_tool_message_order(&messages).err();
     for (index, message) in messages.into_iter().enumerate() {
@@ -390,7 +400,6 @@ fn convert_messages(
                     )));
                 }
                 let prefix = prefix.unwrap_or(false);
-                misplaced_prefix |= prefix && index != last;
                 let text = match content {
                     None => String::new(),
                     Some(content) => {
@@ -429,12 +438,14 @@ fn convert_messages(
             return Err(error);
         }
     }
-    if misplaced_prefix {
-        return Err(ApiError::invalid_request(
-            "Invalid completion message: prefix set true with message which is not final message or message role is not assistant",
-        ));
-    }
     Ok((converted, missing_reasoning))
+}
+
+/// Whether a converted message before the last one asks to be continued (`prefix: true`;
+/// dropped empty system messages do not count); reported after the messages and the reasoning
+/// pass-back rule are checked.
+fn has_misplaced_prefix(messages: &[Message]) -> bool {
+    messages.iter().rev().skip(1).any(|message| message.prefix)
 }
 
 /// Every assistant `tool_calls` block must be answered by the tool messages right after it,

@@ -2,6 +2,7 @@
 
 use crate::conversation::{ImageDetail, ImageSource, ImageSourceKind};
 use crate::error::ApiError;
+use crate::image::data_url::trim_base64_end;
 use crate::protocol::chat_completions::ImageDetailParam;
 
 /// Longest external image URL, in UTF-8 bytes.
@@ -27,8 +28,9 @@ pub(crate) fn image_detail(detail: Option<ImageDetailParam>) -> ImageDetail {
 /// Classifies an `image_url` string (Chat Completions, Responses) into a source.
 ///
 /// A value starting with `http` (any case) is an external URL (at most 8192 bytes, else
-/// `too_long(len)`); otherwise it must contain `base64,` and is a data URL whose media type and
-/// base64 body are checked. `path` prefixes the error messages.
+/// `too_long(len)`); one starting with `data:` (any case, after leading ASCII whitespace) that
+/// contains `base64,` is a data URL whose media type and base64 body are checked; anything else
+/// is refused. `path` prefixes the error messages.
 pub(crate) fn image_url_source(
     url: &str,
     detail: ImageDetail,
@@ -44,8 +46,8 @@ pub(crate) fn image_url_source(
             return Err(ApiError::invalid_request(too_long(url.len())));
         }
         ImageSourceKind::Url
-    } else if url.contains("base64,") {
-        check_data_url(url).map_err(error)?;
+    } else if let Some(data) = data_url_body(url) {
+        check_data_url(data).map_err(error)?;
         ImageSourceKind::DataUrl
     } else {
         return Err(error("Unsupported image_url format"));
@@ -58,13 +60,23 @@ pub(crate) fn image_url_source(
     })
 }
 
-/// Checks the media type and (for `;base64` data) the body of a data URL.
-fn check_data_url(url: &str) -> Result<(), &'static str> {
+/// What follows `data:` in a data URL (leading ASCII whitespace allowed before it); `None`
+/// unless the URL also contains `base64,`.
+fn data_url_body(url: &str) -> Option<&str> {
+    data_url_rest(url).filter(|_| url.contains("base64,"))
+}
+
+/// What follows `data:` (any case, after leading ASCII whitespace), if `url` starts so.
+pub(crate) fn data_url_rest(url: &str) -> Option<&str> {
+    let trimmed = url.trim_ascii_start();
+    let scheme = trimmed.get(..5)?;
+    scheme.eq_ignore_ascii_case("data:").then(|| &trimmed[5..])
+}
+
+/// Checks the media type and (for `;base64` data) the body of a data URL (`rest`: what follows
+/// `data:`).
+fn check_data_url(rest: &str) -> Result<(), &'static str> {
     let unsupported = "You have uploaded an unsupported image. Please make sure your image is valid and has one of the following formats: webp, png, jpeg, and gif.";
-    let rest = match url.get(..5) {
-        Some(scheme) if scheme.eq_ignore_ascii_case("data:") => &url[5..],
-        _ => return Err(unsupported),
-    };
     let media_end = rest.find([';', ',']).unwrap_or(rest.len());
     let media_type = rest[..media_end].trim().to_ascii_lowercase();
     let media_type = if media_type == "image/jpg" {
@@ -85,9 +97,10 @@ fn check_data_url(url: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Standard-alphabet base64, ASCII whitespace ignored, padding optional but never extra.
+/// Standard-alphabet base64, ASCII whitespace ignored, padding optional but never extra
+/// (trailing control characters are ignored: [`trim_base64_end`]).
 pub(crate) fn is_valid_base64(body: &str) -> bool {
-    let compact: Vec<u8> = body
+    let compact: Vec<u8> = trim_base64_end(body)
         .bytes()
         .filter(|byte| !byte.is_ascii_whitespace())
         .collect();
@@ -125,6 +138,8 @@ mod tests {
         assert!(!is_valid_base64("aGVsbG8=="));
         assert!(!is_valid_base64("aGVsbG8-"));
         assert!(!is_valid_base64("a"));
+        assert!(is_valid_base64("aGVsbG8=\u{1f}\u{0}"));
+        assert!(!is_valid_base64("\u{1f}aGVsbG8="));
     }
 
     #[test]
@@ -134,6 +149,11 @@ mod tests {
         assert_eq!(source.kind, ImageSourceKind::Url);
         let err = image_url_source("ftp://x", ImageDetail::High, "p", long).unwrap_err();
         assert_eq!(err.error.message, "p: Unsupported image_url format");
+        let err = image_url_source("base64,AAAA", ImageDetail::High, "p", long).unwrap_err();
+        assert_eq!(err.error.message, "p: Unsupported image_url format");
+        let source =
+            image_url_source(" data:image/png;base64,AAAA", ImageDetail::High, "p", long).unwrap();
+        assert_eq!(source.kind, ImageSourceKind::DataUrl);
         let err = image_url_source("data:image/bmp;base64,AAAA", ImageDetail::High, "p", long)
             .unwrap_err();
         assert!(err

@@ -9,8 +9,8 @@ use super::python_json::to_spaced_json;
 use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_tool_names, declared_tools, drop_loaded_tools, resolve_tool_choice, FunctionDecl,
-    ToolChoiceParam,
+    check_tool_name, declared_tools, narrow_loaded_tools, resolve_tool_choice, unknown_tool_choice,
+    FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{
     ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
@@ -19,8 +19,8 @@ use crate::converted::{ConvertedRequest, ModelVersion, ResponseContext};
 use crate::error::ApiError;
 use crate::protocol::messages::{
     ContentBlock, MessagesContent, MessagesDocumentSource, MessagesImageSource, MessagesMessage,
-    MessagesRequest, MessagesToolChoice, SystemBlock, SystemParam, ToolReferenceParam,
-    ToolResultBlock, ToolResultContent,
+    MessagesRequest, MessagesTool, MessagesToolChoice, SystemBlock, SystemParam,
+    ToolReferenceParam, ToolResultBlock, ToolResultContent,
 };
 
 /// The pass-back error of Messages.
@@ -35,42 +35,40 @@ impl MessagesRequest {
     pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
         // The checks run in the reference's order (found by the differential harness).
         let model_version = options.model_version(&self.model)?;
-        // Dropping web search: web search server tools are left out (other tools keep their
-        // positions in error paths).
+        // The tools in order: a server tool is refused, unless it is a web search the options
+        // drop; a custom tool's name must be valid.
         let drops_web_search = options.messages_web_search == WebSearchBehavior::Drop;
-        let (positions, tools): (Vec<usize>, Vec<_>) = self
-            .tools
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-            .filter(|(_, tool)| {
-                !(drops_web_search
-                    && tool
-                        .kind
-                        .as_deref()
-                        .is_some_and(|kind| kind.starts_with("web_search")))
-            })
-            .unzip();
+        let declares_tools = self.tools.as_ref().is_some_and(|tools| !tools.is_empty());
+        let mut tools = Vec::new();
+        let mut dropped_names = Vec::new();
+        for (index, tool) in self.tools.unwrap_or_default().into_iter().enumerate() {
+            match tool {
+                MessagesTool::Server(server) if drops_web_search && server.is_web_search() => {
+                    dropped_names.push(server.name);
+                }
+                MessagesTool::Server(_) => {
+                    return Err(ApiError::invalid_request(format!(
+                        "tools[{index}]: server tools are not supported"
+                    )));
+                }
+                MessagesTool::Custom(custom) => {
+                    check_tool_name(&custom.name, &format!("tools[{index}].name"))?;
+                    tools.push(custom);
+                }
+            }
+        }
         let declarations: Vec<FunctionDecl> = tools
             .iter()
-            .zip(&positions)
-            .map(|(tool, index)| FunctionDecl {
+            .map(|tool| FunctionDecl {
                 name: tool.name.clone(),
                 description: tool.description.clone(),
                 parameters: tool.input_schema.clone(),
                 strict: None,
                 defer_loading: tool.defer_loading == Some(true)
                     && model_version == ModelVersion::DeepseekV41Flash,
-                name_path: Some(format!("tools[{index}].name")),
+                name_path: None,
             })
             .collect();
-        check_tool_names(&declarations)?;
-        if let Some(index) = tools.iter().position(|tool| tool.kind.is_some()) {
-            return Err(ApiError::invalid_request(format!(
-                "tools[{}]: server tools are not supported",
-                positions[index]
-            )));
-        }
         if model_version == ModelVersion::DeepseekV41Flash
             && !tools.is_empty()
             && tools.iter().all(|tool| tool.defer_loading == Some(true))
@@ -136,30 +134,40 @@ impl MessagesRequest {
         check_reasoning_pass_back(
             &messages,
             &missing_reasoning,
-            !declarations.is_empty(),
+            // Dropped web search tools count as declared.
+            declares_tools,
             options.reasoning_content_behavior,
             thinking_mode,
             REASONING_PASS_BACK_ERROR,
         )?;
 
-        let choice = self.tool_choice.map(|choice| match choice {
+        let choice = self.tool_choice.and_then(|choice| match choice {
             MessagesToolChoice::Auto { .. } | MessagesToolChoice::Any { .. } => {
-                ToolChoiceParam::Auto
+                Some(ToolChoiceParam::Auto)
             }
-            MessagesToolChoice::Tool { name, .. } => ToolChoiceParam::Named(name),
-            MessagesToolChoice::None {} => ToolChoiceParam::None,
+            // Choosing a dropped web search tool is dropped with it.
+            MessagesToolChoice::Tool { name, .. }
+                if dropped_names
+                    .iter()
+                    .flatten()
+                    .any(|dropped| *dropped == name) =>
+            {
+                None
+            }
+            MessagesToolChoice::Tool { name, .. } => Some(ToolChoiceParam::Named(name)),
+            MessagesToolChoice::None {} => Some(ToolChoiceParam::None),
         });
         let choice_is_none = choice == Some(ToolChoiceParam::None);
         let declared = declared_tools(declarations, true, choice_is_none)?;
-        let narrowed = matches!(
-            choice,
-            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
-        );
-        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let mut missing_reasoning = missing_reasoning;
-        if narrowed {
-            drop_loaded_tools(&mut messages, &mut missing_reasoning);
+        narrow_loaded_tools(choice.as_ref(), &mut messages, &mut missing_reasoning);
+        // Tools were declared but all dropped: a named choice names none of them.
+        if let (true, true, Some(ToolChoiceParam::Named(name))) =
+            (declares_tools, declared.is_empty(), &choice)
+        {
+            return Err(unknown_tool_choice(name));
         }
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let stop_sequences = self.stop_sequences.unwrap_or_default();
         check_stop(&stop_sequences, false)?;
         check_temperature(self.temperature)?;
@@ -230,18 +238,20 @@ impl MessageConverter<'_> {
             MessagesMessage::Assistant(content) => (Role::Assistant, content),
             MessagesMessage::System(content) => (Role::System, content),
         };
+        // Tool uses left unanswered by a message of another role come before its content.
+        if role != Role::User && !pending.is_empty() {
+            return Err(unanswered(&format!("messages.{index}: "), pending));
+        }
         let blocks = match content {
             MessagesContent::Text(text) => vec![ContentBlock::Text { text }],
-            MessagesContent::Blocks(blocks) if blocks.is_empty() => {
+            // A system message may have no blocks.
+            MessagesContent::Blocks(blocks) if blocks.is_empty() && role != Role::System => {
                 return Err(ApiError::invalid_request(format!(
                     "messages.{index}: all messages must have non-empty content"
                 )));
             }
             MessagesContent::Blocks(blocks) => blocks,
         };
-        if role != Role::User && !pending.is_empty() {
-            return Err(unanswered(&format!("messages.{index}: "), pending));
-        }
         match role {
             Role::Assistant => {
                 *pending = self.convert_assistant(index, blocks, out)?;

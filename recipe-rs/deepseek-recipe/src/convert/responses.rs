@@ -1,9 +1,9 @@
 //! OpenAI Responses → conversation, in the official validation order, plus the request echo
 //! and the namespace map the response side needs.
 
-use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
-use std::cell::RefCell;
+use serde_json::{json, Value};
 
 use super::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
 use super::draft::{json_schema_format, Draft, FormatChoice};
@@ -14,7 +14,7 @@ use super::report::report_tools;
 use super::sampling::{check_max_tokens, check_temperature, check_top_logprobs, check_top_p};
 use super::thinking::resolve_thinking;
 use super::tools::{
-    check_strict_mix, check_tool_name, declared_tools, drop_loaded_tools, resolve_tool_choice,
+    check_strict_mix, check_tool_name, declared_tools, narrow_loaded_tools, resolve_tool_choice,
     FunctionDecl, ToolChoiceParam,
 };
 use crate::conversation::{Message, Role, ToolCall};
@@ -26,8 +26,8 @@ use crate::error::ApiError;
 use crate::protocol::output::responses::ReasoningSettings;
 use crate::protocol::responses::{
     CallOutput, InputItem, ItemContent, ItemRole, NamespaceMember, ResponsesContentBlock,
-    ResponsesFunctionTool, ResponsesInput, ResponsesInputMessage, ResponsesRequest,
-    ResponsesTextFormat, ResponsesTool, ResponsesToolChoice, ToolSearchExecution,
+    ResponsesFunctionTool, ResponsesInput, ResponsesInputImage, ResponsesInputMessage,
+    ResponsesRequest, ResponsesTextFormat, ResponsesTool, ResponsesToolChoice, ToolSearchExecution,
 };
 
 /// The pass-back error of Responses.
@@ -195,16 +195,21 @@ impl ResponsesRequest {
                 .iter()
                 .map(|declaration| declaration.name.clone()),
         );
+        let searched = searched_declarations(
+            &items,
+            model_version,
+            options.responses_web_search,
+            &mut taken_names.clone(),
+        )?;
         let converter = ItemConverter {
             version: model_version,
             image_token: options.image_token(),
             separator: namespace_separator(model_version),
-            web_search: options.responses_web_search,
-            taken_names: RefCell::new(taken_names),
+            declared_names: taken_names,
             namespace_names,
         };
         let (mut messages, missing_reasoning, loaded_declarations) =
-            converter.convert_items(self.instructions, items)?;
+            converter.convert_items(self.instructions, items, searched)?;
         let loads_tools = !loaded_declarations.is_empty();
         check_reasoning_pass_back(
             &messages,
@@ -244,15 +249,9 @@ impl ResponsesRequest {
                 }
             }
         }
-        let narrowed = matches!(
-            choice,
-            Some(ToolChoiceParam::None | ToolChoiceParam::Named(_))
-        );
-        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
         let mut missing_reasoning = missing_reasoning;
-        if narrowed {
-            drop_loaded_tools(&mut messages, &mut missing_reasoning);
-        }
+        narrow_loaded_tools(choice.as_ref(), &mut messages, &mut missing_reasoning);
+        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
 
         let format = self.text.map(|text| text.format);
         let wants_json_object = matches!(format, Some(ResponsesTextFormat::JsonObject));
@@ -525,7 +524,6 @@ fn tool_declarations(
                                 custom.name
                             )));
                         }
-                        NamespaceMember::Other => {}
                     }
                 }
             }
@@ -558,14 +556,43 @@ fn tool_declarations(
     Ok(declarations)
 }
 
+/// V4.1: the declarations each tool search output loads, by item index. They are checked
+/// before any item is converted; flattened names avoid `taken` and the names loaded before.
+fn searched_declarations(
+    items: &[InputItem],
+    version: ModelVersion,
+    web_search: WebSearchBehavior,
+    taken: &mut Vec<String>,
+) -> Result<BTreeMap<usize, Vec<FunctionDecl>>, ApiError> {
+    let mut searched = BTreeMap::new();
+    if version != ModelVersion::DeepseekV41Flash {
+        return Ok(searched);
+    }
+    for (index, item) in items.iter().enumerate() {
+        if let InputItem::ToolSearchOutput(output) = item {
+            let mut declarations = tool_declarations(
+                output.tools.clone(),
+                version,
+                web_search,
+                &format!("input[{index}]."),
+                taken,
+            )?;
+            for declaration in &mut declarations {
+                declaration.defer_loading = true;
+            }
+            searched.insert(index, declarations);
+        }
+    }
+    Ok(searched)
+}
+
 /// Per-request settings for converting input items.
 struct ItemConverter<'a> {
     version: ModelVersion,
     image_token: &'a str,
     separator: &'static str,
-    web_search: WebSearchBehavior,
-    /// Tool names given so far (flattened names of loaded namespaces avoid them).
-    taken_names: RefCell<Vec<String>>,
+    /// The names of the declared tools (namespaced calls' names avoid them).
+    declared_names: Vec<String>,
     /// The flattened names of the declared namespace functions, in declaration order.
     namespace_names: NamespaceFunctions,
 }
@@ -576,8 +603,11 @@ struct CallGroup {
     message_index: usize,
     /// The calls, in request order.
     calls: Vec<ToolCall>,
-    /// Per call id, the messages its output becomes.
-    outputs: Vec<(String, Vec<Message>)>,
+    /// Per call id, the tool message its output becomes.
+    outputs: Vec<(String, Message)>,
+    /// The system messages of the tools loaded by the group's tool searches, in output order
+    /// (they follow all the group's tool messages).
+    loaded: Vec<Message>,
 }
 
 /// The message list under construction.
@@ -712,12 +742,14 @@ impl Transcript {
             message_index: self.messages.len() - 1,
             calls: vec![call],
             outputs: Vec::new(),
+            loaded: Vec::new(),
         });
         Ok(())
     }
 
-    /// Records the output of a call of the open group.
-    fn push_output(&mut self, call_id: &str, messages: Vec<Message>) -> Result<(), ApiError> {
+    /// Marks `call_id` answered: it must name a call of the open group that has no output yet.
+    /// Returns the group, for the output.
+    fn answer(&mut self, call_id: &str) -> Result<&mut CallGroup, ApiError> {
         if self.answered_ids.iter().any(|id| id == call_id) {
             return Err(ApiError::invalid_request(format!(
                 "Duplicate tool output for call_id: {call_id}."
@@ -732,14 +764,8 @@ impl Transcript {
                     "No tool call found for tool output with call_id {call_id}."
                 ))
             })?;
-        if group.outputs.iter().any(|(id, _)| id == call_id) {
-            return Err(ApiError::invalid_request(format!(
-                "Duplicate tool output for call_id: {call_id}."
-            )));
-        }
-        group.outputs.push((call_id.to_owned(), messages));
         self.answered_ids.push(call_id.to_owned());
-        Ok(())
+        Ok(group)
     }
 
     /// Ends the open group: every call needs an output; calls and outputs are written in
@@ -774,8 +800,9 @@ impl Transcript {
                         call.id
                     ))
                 })?;
-            results.extend(group.outputs.swap_remove(position).1);
+            results.push(group.outputs.swap_remove(position).1);
         }
+        results.append(&mut group.loaded);
         self.messages[group.message_index].tool_calls = Some(group.calls);
         for message in results {
             self.missing_reasoning.push(false);
@@ -787,10 +814,12 @@ impl Transcript {
 }
 
 impl ItemConverter<'_> {
+    /// Converts the items; `searched` holds what each tool search output loads, by item index.
     fn convert_items(
         &self,
         instructions: Option<String>,
         items: Vec<InputItem>,
+        mut searched: BTreeMap<usize, Vec<FunctionDecl>>,
     ) -> Result<ConvertedItems, ApiError> {
         let mut transcript = Transcript::default();
         let mut loaded_declarations = Vec::new();
@@ -866,33 +895,23 @@ impl ItemConverter<'_> {
                     self.push_output(index, output.call_id, message, &mut transcript)?;
                 }
                 InputItem::ToolSearchOutput(output) => {
-                    if self.version == ModelVersion::DeepseekV41Flash {
-                        let mut declarations = tool_declarations(
-                            output.tools.clone(),
-                            self.version,
-                            self.web_search,
-                            &format!("input[{index}]."),
-                            &mut self.taken_names.borrow_mut(),
-                        )?;
-                        for declaration in &mut declarations {
-                            declaration.defer_loading = true;
-                        }
+                    // V4 drops tool search items (nothing was searched for them).
+                    if let Some(declarations) = searched.remove(&index) {
                         check_call_id(&output.call_id, index)?;
+                        let group = transcript.answer(&output.call_id)?;
                         let listing = searched_tools_listing(index, output.tools)?;
                         let mut result =
                             text_message(Role::Tool, Value::Array(listing).to_string());
                         result.tool_call_id = Some(output.call_id.clone());
+                        group.outputs.push((output.call_id, result));
                         let mut loaded = text_message(Role::System, String::new());
                         // Checked later, with the declared tools.
                         loaded.tools = declared_tools(declarations.clone(), false, true)?;
                         loaded_declarations.extend(declarations);
                         // A search that loaded no function adds no system message.
-                        let messages = if loaded.tools.is_empty() {
-                            vec![result]
-                        } else {
-                            vec![result, loaded]
-                        };
-                        transcript.push_output(&output.call_id, messages)?;
+                        if !loaded.tools.is_empty() {
+                            group.loaded.push(loaded);
+                        }
                     }
                 }
                 InputItem::Other => {}
@@ -922,7 +941,7 @@ impl ItemConverter<'_> {
                 self.check_image_parts(index, "content", parts)?;
                 if parts
                     .iter()
-                    .any(|part| matches!(part, ResponsesContentBlock::InputImage { .. }))
+                    .any(|part| matches!(part, ResponsesContentBlock::InputImage(_)))
                 {
                     return Err(ApiError::invalid_request(format!(
                         "{path}: Image in assistant message is unsupported"
@@ -957,7 +976,11 @@ impl ItemConverter<'_> {
     ) -> Result<(), ApiError> {
         check_call_id(&call_id, index)?;
         message.tool_call_id = Some(call_id.clone());
-        transcript.push_output(&call_id, vec![message])
+        transcript
+            .answer(&call_id)?
+            .outputs
+            .push((call_id, message));
+        Ok(())
     }
 
     fn call_output(&self, index: usize, output: CallOutput) -> Result<Message, ApiError> {
@@ -983,10 +1006,9 @@ impl ItemConverter<'_> {
             return flattened.clone();
         }
         let base = format!("{namespace}{}{name}", self.separator);
-        let taken = self.taken_names.borrow();
         let mut candidate = base.clone();
         let mut suffix = 0;
-        while taken.contains(&candidate) {
+        while self.declared_names.contains(&candidate) {
             suffix += 1;
             candidate = format!("{base}_{suffix}");
         }
@@ -1004,9 +1026,11 @@ impl ItemConverter<'_> {
         let path = format!("input[{index}]");
         if self.version == ModelVersion::DeepseekV41Flash {
             for (part_index, part) in parts.iter().enumerate() {
-                if let ResponsesContentBlock::InputImage {
-                    image_url, file_id, ..
-                } = part
+                if let ResponsesContentBlock::InputImage(ResponsesInputImage {
+                    image_url,
+                    file_id,
+                    ..
+                }) = part
                 {
                     let part_path = format!("{path}.{field}[{part_index}]");
                     let has_url = image_url.as_deref().is_some_and(|url| !url.is_empty());
@@ -1053,11 +1077,11 @@ impl ItemConverter<'_> {
                 ResponsesContentBlock::InputText { text }
                 | ResponsesContentBlock::OutputText { text } => builder.push_text(&text),
                 ResponsesContentBlock::InputFile {} => builder.push_text("[Unsupported Document]"),
-                ResponsesContentBlock::InputImage {
+                ResponsesContentBlock::InputImage(ResponsesInputImage {
                     image_url,
                     file_id,
                     detail,
-                } => {
+                }) => {
                     let part_path = format!("{path}.{field}[{part_index}]");
                     // An empty URL counts as absent, any file id (even empty) as present.
                     let image_url = image_url.filter(|url| !url.is_empty());

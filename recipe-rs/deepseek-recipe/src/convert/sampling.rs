@@ -102,8 +102,14 @@ pub(crate) fn resolve_top_p(
     }
 }
 
-/// Stop sequences: none empty, at most 16.
+/// Stop sequences: at most 16 (checked first), none empty.
 pub(crate) fn check_stop(stop: &[String], single: bool) -> Result<(), ApiError> {
+    if stop.len() > 16 {
+        return Err(ApiError::invalid_request(format!(
+            "Stop string array too long: {}",
+            stop.len()
+        )));
+    }
     for (index, sequence) in stop.iter().enumerate() {
         if sequence.is_empty() {
             let name = if single {
@@ -115,12 +121,6 @@ pub(crate) fn check_stop(stop: &[String], single: bool) -> Result<(), ApiError> 
                 "Invalid '{name}': empty string. Expected a string with minimum length 1, but got an empty string instead."
             )));
         }
-    }
-    if stop.len() > 16 {
-        return Err(ApiError::invalid_request(format!(
-            "Stop string array too long: {}",
-            stop.len()
-        )));
     }
     Ok(())
 }

@@ -5,6 +5,8 @@
 //! objects get `additionalProperties: false` and `required` listing every property in order.
 //! Strict schemas are not checked against the meta-schema. The semantic checks run per object:
 //! no properties, then the properties themselves, then `required`, then `additionalProperties`.
+//! A property-less object is allowed only at the tool-parameters root, which includes the
+//! variants of a root `anyOf` (the top-level-object check comes after them).
 
 use serde::de::{DeserializeOwned, Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -184,16 +186,14 @@ impl<'de> Deserialize<'de> for Properties {
     }
 }
 
-/// Reads `key` of `object` as `T`, its errors prefixed with the field name.
+/// Reads `key` of `object` as `T` (an absent key reads as `null`), its errors prefixed with the
+/// field name.
 fn field<T: DeserializeOwned, E: serde::de::Error>(
     object: &Map<String, Value>,
     key: &str,
-) -> Result<Option<T>, E> {
-    match object.get(key) {
-        None => Ok(None),
-        Some(value) => Option::<T>::deserialize(value.clone())
-            .map_err(|err| E::custom(format!("field `{key}`: {err}"))),
-    }
+) -> Result<T, E> {
+    T::deserialize(object.get(key).cloned().unwrap_or(Value::Null))
+        .map_err(|err| E::custom(format!("field `{key}`: {err}")))
 }
 
 impl<'de> Deserialize<'de> for JsonSchema {
@@ -205,26 +205,25 @@ impl<'de> Deserialize<'de> for JsonSchema {
         };
         if let Some(kind) = object.get("type") {
             if kind.is_array() {
-                let types = field::<Vec<SimpleJsonSchemaType>, D::Error>(object, "type")?
-                    .unwrap_or_default();
-                let description = field::<String, D::Error>(object, "description")?;
+                let types = field::<Vec<SimpleJsonSchemaType>, D::Error>(object, "type")?;
+                let description = field::<Option<String>, D::Error>(object, "description")?;
                 return Ok(Self::TypeList { types, description });
             }
             return JsonSchemaType::deserialize(value)
                 .map(Self::Typed)
                 .map_err(D::Error::custom);
         }
+        // `anyOf` and `$ref` may not be null.
         if object.contains_key("anyOf") {
-            let variants =
-                field::<Vec<JsonSchemaType>, D::Error>(object, "anyOf")?.unwrap_or_default();
-            let description = field::<String, D::Error>(object, "description")?;
+            let variants = field::<Vec<JsonSchemaType>, D::Error>(object, "anyOf")?;
+            let description = field::<Option<String>, D::Error>(object, "description")?;
             return Ok(Self::AnyOf {
                 variants,
                 description,
             });
         }
         if object.contains_key("$ref") {
-            let reference = field::<String, D::Error>(object, "$ref")?.unwrap_or_default();
+            let reference = field::<String, D::Error>(object, "$ref")?;
             return Ok(Self::Ref(reference));
         }
         Err(required())
@@ -262,7 +261,7 @@ impl JsonSchema {
             } => {
                 let written = variants
                     .iter()
-                    .map(|node| node.write(false))
+                    .map(|node| node.write(allow_empty_object))
                     .collect::<Result<_, _>>()?;
                 let mut out = Map::new();
                 out.insert("anyOf".to_owned(), Value::Array(written));
@@ -426,6 +425,30 @@ mod tests {
         assert!(normalize_strict_schema(&schema, true).is_ok());
         assert_eq!(
             normalize_strict_schema(&schema, false),
+            Err(StrictSchemaError::Semantic(
+                "An object with no properties is not allowed.".to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn root_any_of_variants_may_be_empty_objects() {
+        let schema = json!({"anyOf": [{"type": "object"}]});
+        assert_eq!(
+            normalize_strict_schema(&schema, true),
+            Err(StrictSchemaError::Semantic(
+                "The top level of the function parameters schema must be an object.".to_owned()
+            ))
+        );
+        assert_eq!(
+            normalize_strict_schema(&schema, false),
+            Err(StrictSchemaError::Semantic(
+                "An object with no properties is not allowed.".to_owned()
+            ))
+        );
+        let nested = json!({"anyOf": [{"type": "array", "items": {"type": "object"}}]});
+        assert_eq!(
+            normalize_strict_schema(&nested, true),
             Err(StrictSchemaError::Semantic(
                 "An object with no properties is not allowed.".to_owned()
             ))

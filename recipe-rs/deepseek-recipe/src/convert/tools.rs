@@ -7,8 +7,8 @@ use super::strict_schema::{normalize_strict_schema, StrictSchemaError};
 use crate::conversation::{Tool, ToolChoice};
 use crate::error::ApiError;
 
-/// Longest accepted function name, in characters.
-const MAX_TOOL_NAME_CHARS: usize = 128;
+/// Longest accepted function name, in UTF-8 bytes.
+const MAX_TOOL_NAME_BYTES: usize = 128;
 
 /// A function tool as declared in a request, before validation.
 #[derive(Debug, Clone)]
@@ -41,15 +41,16 @@ pub(crate) enum ToolChoiceParam {
     Named(String),
 }
 
-/// Checks a function name: non-empty, at most 128 characters, `^[a-zA-Z0-9_-]+$`.
+/// Checks a function name: non-empty, at most 128 UTF-8 bytes (the reference measures bytes),
+/// `^[a-zA-Z0-9_-]+$`.
 pub(crate) fn check_tool_name(name: &str, path: &str) -> Result<(), ApiError> {
     let message = if name.is_empty() {
         "empty string. Expected a string with minimum length 1, but got an empty string instead."
             .to_owned()
-    } else if name.chars().count() > MAX_TOOL_NAME_CHARS {
+    } else if name.len() > MAX_TOOL_NAME_BYTES {
         format!(
-            "string too long. Expected a string with maximum length {MAX_TOOL_NAME_CHARS}, but got a string with length {} instead.",
-            name.chars().count()
+            "string too long. Expected a string with maximum length {MAX_TOOL_NAME_BYTES}, but got a string with length {} instead.",
+            name.len()
         )
     } else if !name
         .bytes()
@@ -179,18 +180,28 @@ pub(crate) fn check_strict_mix(
     Ok(())
 }
 
-/// With tool choice `none` or a named tool, tools made available mid-conversation are
-/// dropped; a system message that only carried such tools goes with them.
-pub(crate) fn drop_loaded_tools(
+/// Narrows the tools made available mid-conversation to the tool choice: `none` drops them
+/// all, a named choice keeps only the named tool, any other choice keeps them. A system
+/// message that only carried dropped tools goes with them (and its entry in `flags`).
+pub(crate) fn narrow_loaded_tools(
+    choice: Option<&ToolChoiceParam>,
     messages: &mut Vec<crate::conversation::Message>,
     flags: &mut Vec<bool>,
 ) {
+    let kept: Option<&str> = match choice {
+        Some(ToolChoiceParam::None) => None,
+        Some(ToolChoiceParam::Named(name)) => Some(name),
+        _ => return,
+    };
     let mut index = 0;
     while index < messages.len() {
         let message = &mut messages[index];
         if !message.tools.is_empty() {
-            message.tools.clear();
-            if message.content.is_empty() && message.images.is_empty() {
+            message
+                .tools
+                .retain(|tool| Some(tool.name.as_str()) == kept);
+            let emptied = message.tools.is_empty();
+            if emptied && message.content.is_empty() && message.images.is_empty() {
                 messages.remove(index);
                 if index < flags.len() {
                     flags.remove(index);
@@ -249,9 +260,7 @@ pub(crate) fn resolve_tool_choice(
         },
         ToolChoiceParam::Named(name) => {
             let Some(tool) = tools.into_iter().find(|tool| tool.name == name) else {
-                return Err(ApiError::invalid_request(format!(
-                    "Invalid value for 'tool_call': no function named '{name}' was specified in the 'tools' parameter."
-                )));
+                return Err(unknown_tool_choice(&name));
             };
             ResolvedTools {
                 tool_choice: ToolChoice::Required,
@@ -265,6 +274,13 @@ pub(crate) fn resolve_tool_choice(
         ));
     }
     Ok(resolved)
+}
+
+/// The error for a named tool choice that names no declared tool.
+pub(crate) fn unknown_tool_choice(name: &str) -> ApiError {
+    ApiError::invalid_request(format!(
+        "Invalid value for 'tool_call': no function named '{name}' was specified in the 'tools' parameter."
+    ))
 }
 
 /// The tool list as the tool-call constraint describes it (compact JSON array; deferred tools
@@ -354,5 +370,13 @@ mod tests {
             .starts_with("Invalid 'tools[1].name': string does not match"));
         let err = check_tool_name("", "tools[0].function.name").unwrap_err();
         assert!(err.error.message.contains("empty string"));
+        // Length is measured in UTF-8 bytes, and checked before the pattern.
+        let err = check_tool_name(&"é".repeat(65), "tools[0].name").unwrap_err();
+        assert!(err
+            .error
+            .message
+            .contains("got a string with length 130 instead"));
+        let err = check_tool_name(&"é".repeat(64), "tools[0].name").unwrap_err();
+        assert!(err.error.message.contains("does not match pattern"));
     }
 }

@@ -38,4 +38,8 @@ pub(crate) struct Dialect {
     pub(crate) tool_results_open_turn_after_text: bool,
     /// Whether a latest reminder right after another one is left out (V4.1).
     pub(crate) skip_repeated_latest_reminders: bool,
+    /// Whether a prefix message with nothing but empty system messages before it (and no
+    /// response-format section) is continued without thinking (`</think>` and its content,
+    /// reasoning left out), as V4.1 does.
+    pub(crate) leading_prefix_without_thinking: bool,
 }

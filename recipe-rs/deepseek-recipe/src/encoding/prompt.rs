@@ -46,6 +46,16 @@ pub(crate) struct PromptBuilder {
 }
 
 impl PromptBuilder {
+    /// A builder whose prompt buffer holds `bytes` before it grows.
+    pub(crate) fn with_capacity(bytes: usize) -> Self {
+        Self {
+            rendered: RenderedPrompt {
+                prompt: String::with_capacity(bytes),
+                ..RenderedPrompt::default()
+            },
+        }
+    }
+
     /// Plain text.
     pub(crate) fn text(&mut self, text: &str) {
         self.rendered.prompt.push_str(text);

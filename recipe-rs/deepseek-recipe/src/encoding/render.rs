@@ -21,12 +21,60 @@ pub(crate) fn render(
         dialect,
         tokens,
         conversation,
-        builder: PromptBuilder::default(),
+        builder: PromptBuilder::with_capacity(estimated_prompt_bytes(conversation)),
         user_turn_open: false,
         user_text_run: None,
     };
     renderer.write_prompt();
     renderer.builder.finish()
+}
+
+/// Markup bytes allowed per message, call and tool beyond their texts.
+const MARKUP_BYTES_PER_ITEM: usize = 64;
+/// Bytes allowed for a tool's schema line beyond its name and description.
+const SCHEMA_BYTES_PER_TOOL: usize = 512;
+/// Bytes allowed for the fixed sections (effort text, tools preamble, response format).
+const FIXED_SECTION_BYTES: usize = 4096;
+
+/// The prompt's size, estimated from the texts the conversation holds, so that the prompt is
+/// written into one buffer (a buffer grown by doubling copies a long prompt several times). Tool
+/// arguments count twice (their DSML markup); schemas are not measured, so a conversation with
+/// large ones may still grow the buffer once or twice.
+fn estimated_prompt_bytes(conversation: &Conversation) -> usize {
+    let calls = |message: &Message| -> usize {
+        message
+            .tool_calls
+            .iter()
+            .flatten()
+            .map(|call| call.name.len() + 2 * call.arguments.len() + MARKUP_BYTES_PER_ITEM)
+            .sum()
+    };
+    let messages: usize = conversation
+        .messages
+        .iter()
+        .map(|message| {
+            message.content.len()
+                + message.reasoning_content.as_ref().map_or(0, String::len)
+                + calls(message)
+                + MARKUP_BYTES_PER_ITEM
+        })
+        .sum();
+    let tools: usize = conversation
+        .tools
+        .iter()
+        .chain(
+            conversation
+                .messages
+                .iter()
+                .flat_map(|message| &message.tools),
+        )
+        .map(|tool| {
+            tool.name.len()
+                + tool.description.as_ref().map_or(0, String::len)
+                + SCHEMA_BYTES_PER_TOOL
+        })
+        .sum();
+    FIXED_SECTION_BYTES + messages + tools
 }
 
 struct Renderer<'a> {
@@ -170,7 +218,11 @@ impl<'a> Renderer<'a> {
             }
             Role::Assistant => {
                 if index + 1 == messages.len() && is_prefix(message) {
-                    self.write_prefix(message);
+                    let thinking = self.conversation.thinking_mode
+                        && !(self.dialect.leading_prefix_without_thinking
+                            && messages[..index].iter().all(is_empty_system)
+                            && !has_response_format_section(self.conversation.response_format));
+                    self.write_prefix(message, thinking);
                 } else {
                     self.write_assistant_turn(message);
                 }
@@ -274,12 +326,12 @@ impl<'a> Renderer<'a> {
         self.builder.special(&tokens.eos);
     }
 
-    /// The last assistant message, continued by the model.
-    fn write_prefix(&mut self, message: &Message) {
+    /// The last assistant message, continued by the model (with its reasoning when `thinking`).
+    fn write_prefix(&mut self, message: &Message, thinking: bool) {
         let tokens = self.tokens;
         let grounding = tokens.grounding();
         self.builder.special(&tokens.assistant);
-        if self.conversation.thinking_mode {
+        if thinking {
             self.builder.special(&tokens.thinking_start);
             let reasoning = message.reasoning_content.as_deref().unwrap_or("");
             self.builder.text_with_specials(reasoning, &grounding);
@@ -357,6 +409,14 @@ impl<'a> Renderer<'a> {
     }
 }
 
+/// A system message that renders nothing: no text, images or loaded tools.
+fn is_empty_system(message: &Message) -> bool {
+    message.role == Role::System
+        && message.content.is_empty()
+        && message.images.is_empty()
+        && message.tools.is_empty()
+}
+
 fn is_prefix(message: &Message) -> bool {
     message.role == Role::Assistant && message.prefix
 }
@@ -413,6 +473,32 @@ mod tests {
     }
 
     #[test]
+    fn the_prompt_is_written_into_one_buffer() {
+        let long = "line of a long document, 中文 and 😀\n".repeat(20_000);
+        let mut assistant = message(Role::Assistant, "done");
+        assistant.reasoning_content = Some("thinking ".repeat(500));
+        assistant.tool_calls = Some(vec![ToolCall {
+            id: "c1".to_owned(),
+            name: "f".to_owned(),
+            arguments: format!(r#"{{"text": "{}", "n": [1, 2.5]}}"#, "x".repeat(5_000)),
+        }]);
+        let mut result = message(Role::Tool, &long);
+        result.tool_call_id = Some("c1".to_owned());
+        let conversation = conversation(vec![
+            message(Role::System, "sys"),
+            message(Role::User, &long),
+            assistant,
+            result,
+        ]);
+        for dialect in [&v4::DIALECT, &v41::DIALECT] {
+            let rendered = render(dialect, &SpecialTokens::default(), &conversation);
+            let estimate = estimated_prompt_bytes(&conversation);
+            assert!(rendered.prompt.len() <= estimate, "{estimate}");
+            assert_eq!(rendered.prompt.capacity(), estimate);
+        }
+    }
+
+    #[test]
     fn odd_conversations_render_without_panicking() {
         let image = ImageRef {
             span: Some((1, 4)),
@@ -445,6 +531,43 @@ mod tests {
                 );
                 assert_well_formed(&rendered);
             }
+        }
+    }
+
+    #[test]
+    fn v41_prefix_after_only_empty_systems_continues_without_thinking() {
+        let mut prefix = message(Role::Assistant, "pre");
+        prefix.prefix = true;
+        prefix.reasoning_content = Some("why".to_owned());
+        let tail_with = |messages: Vec<Message>, dialect: &Dialect, format: ResponseFormat| {
+            let mut conversation = conversation(messages);
+            conversation.tools.clear();
+            conversation.response_format = format;
+            let prompt = render(dialect, &SpecialTokens::default(), &conversation).prompt;
+            prompt[prompt.rfind("<｜Assistant｜>").unwrap()..].to_owned()
+        };
+        let tail = |messages, dialect| tail_with(messages, dialect, ResponseFormat::Text);
+        let empty_system = message(Role::System, "");
+        let leading = vec![empty_system.clone(), empty_system, prefix.clone()];
+        assert_eq!(
+            tail(leading.clone(), &v41::DIALECT),
+            "<｜Assistant｜></think>pre"
+        );
+        // A response-format section counts as system content.
+        assert_eq!(
+            tail_with(leading.clone(), &v41::DIALECT, ResponseFormat::JsonSchema),
+            "<｜Assistant｜><think>why</think>pre"
+        );
+        assert_eq!(
+            tail(leading, &v4::DIALECT),
+            "<｜Assistant｜><think>why</think>pre"
+        );
+        for before in [Role::System, Role::User, Role::LatestReminder] {
+            let after_content = vec![message(before, "x"), prefix.clone()];
+            assert_eq!(
+                tail(after_content, &v41::DIALECT),
+                "<｜Assistant｜><think>why</think>pre"
+            );
         }
     }
 

@@ -17,6 +17,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     skip_empty_user_texts: true,
     tool_results_open_turn_after_text: true,
     skip_repeated_latest_reminders: false,
+    leading_prefix_without_thinking: false,
 };
 
 const ABSOLUTE_MAXIMUM: &str = "Reasoning Effort: Absolute maximum with no shortcuts permitted.\n\

@@ -18,6 +18,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     skip_empty_user_texts: false,
     tool_results_open_turn_after_text: false,
     skip_repeated_latest_reminders: true,
+    leading_prefix_without_thinking: true,
 };
 
 /// V4.1 shows the effort as a number from 1 to 100: 50 (low), 75 (high, xhigh), 100 (max).

@@ -23,8 +23,10 @@ pub(crate) struct DataUrl<'a> {
 }
 
 impl<'a> DataUrl<'a> {
-    /// Splits a data URL (scheme case-insensitive); `InvalidDataUrl` without `data:` or comma.
+    /// Splits a data URL (scheme case-insensitive, leading ASCII whitespace skipped);
+    /// `InvalidDataUrl` without `data:` or comma.
     pub(crate) fn parse(url: &'a str) -> Result<Self, ImageErrorKind> {
+        let url = url.trim_ascii_start();
         let rest = match url.get(..5) {
             Some(scheme) if scheme.eq_ignore_ascii_case("data:") => &url[5..],
             _ => return Err(ImageErrorKind::InvalidDataUrl),
@@ -75,10 +77,17 @@ impl<'a> DataUrl<'a> {
     }
 }
 
+/// A base64 body without its trailing control characters and spaces (U+0000 to U+0020),
+/// which the reference ignores.
+pub(crate) fn trim_base64_end(body: &str) -> &str {
+    body.trim_end_matches(|c: char| c <= ' ')
+}
+
 /// Standard-alphabet base64; ASCII whitespace skipped, missing padding accepted, extra
-/// padding, `=` inside the data and any other character refused.
+/// padding, `=` inside the data and any other character refused (trailing control characters
+/// are ignored: [`trim_base64_end`]).
 pub(crate) fn decode_base64(body: &str) -> Option<Vec<u8>> {
-    let symbols: Vec<u8> = body
+    let symbols: Vec<u8> = trim_base64_end(body)
         .bytes()
         .filter(|byte| !byte.is_ascii_whitespace())
         .collect();
@@ -167,6 +176,10 @@ mod tests {
             Err(ImageErrorKind::InvalidDataUrl)
         );
         assert_eq!(DataUrl::parse(""), Err(ImageErrorKind::InvalidDataUrl));
+        let url = DataUrl::parse("\n data:image/png;base64,QUJD").unwrap();
+        assert_eq!(url.decode().unwrap(), b"ABC");
+        let url = DataUrl::parse("data:image/png;base64,QUJD\u{1f}\u{0}").unwrap();
+        assert_eq!(url.decode().unwrap(), b"ABC");
     }
 
     #[test]

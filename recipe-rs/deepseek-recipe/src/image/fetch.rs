@@ -4,6 +4,8 @@
 //! applied to every resolved address of every hop (the connection is pinned to the checked
 //! addresses, so a second DNS answer cannot slip through).
 
+use std::time::Instant;
+
 use super::error::{ImageError, ImageErrorKind};
 
 /// Downloads the bytes of an image URL.
@@ -11,6 +13,14 @@ pub trait ImageFetcher: Send + Sync {
     /// The body of `url`. Errors are located at `image[0]` (the resolver re-locates them);
     /// retryable ones may be retried by the caller.
     fn fetch(&self, url: &str) -> Result<Vec<u8>, ImageError>;
+
+    /// The body of `url`, giving up at `deadline` with a retryable `Fetch` error. The
+    /// resolver calls this; a fetcher that cannot stop early may keep the default, which
+    /// ignores the deadline (the resolver then stops waiting for it at the deadline).
+    fn fetch_until(&self, url: &str, deadline: Instant) -> Result<Vec<u8>, ImageError> {
+        let _ = deadline;
+        self.fetch(url)
+    }
 }
 
 /// `<location>: Failed to download image from <url>` with `kind`, not retryable.
@@ -145,11 +155,13 @@ mod http {
         ) -> Result<ureq::Response, ImageError> {
             let failure =
                 || fetch_failure(ImageErrorKind::Fetch, LOCATION, original).retryable(true);
+            // A URL that is not http(s) with a host and port cannot succeed on a retry.
+            let unusable = || fetch_failure(ImageErrorKind::Fetch, LOCATION, original);
             if !matches!(target.scheme(), "http" | "https") {
-                return Err(failure());
+                return Err(unusable());
             }
-            let port = target.port_or_known_default().ok_or_else(failure)?;
-            let (host, addresses) = match target.host().ok_or_else(failure)? {
+            let port = target.port_or_known_default().ok_or_else(unusable)?;
+            let (host, addresses) = match target.host().ok_or_else(unusable)? {
                 Host::Ipv4(address) => (address.to_string(), vec![IpAddr::V4(address)]),
                 Host::Ipv6(address) => (address.to_string(), vec![IpAddr::V6(address)]),
                 Host::Domain(name) => {
@@ -229,9 +241,16 @@ mod http {
 
     impl ImageFetcher for HttpFetcher {
         fn fetch(&self, url: &str) -> Result<Vec<u8>, ImageError> {
-            let failure = || fetch_failure(ImageErrorKind::Fetch, LOCATION, url).retryable(true);
-            let deadline = Instant::now() + self.total_timeout;
-            let mut target = Url::parse(url).map_err(|_| failure())?;
+            self.fetch_until(url, Instant::now() + self.total_timeout)
+        }
+
+        /// Stops at the earlier of `deadline` and the fetcher's own total timeout. An
+        /// unparsable URL or redirect target, and a redirect chain past the limit, are not
+        /// retryable (retrying cannot succeed); transport failures are.
+        fn fetch_until(&self, url: &str, deadline: Instant) -> Result<Vec<u8>, ImageError> {
+            let unusable = || fetch_failure(ImageErrorKind::Fetch, LOCATION, url);
+            let deadline = deadline.min(Instant::now() + self.total_timeout);
+            let mut target = Url::parse(url).map_err(|_| unusable())?;
             let mut redirects = 0;
             loop {
                 let response = self.request(&target, deadline, url)?;
@@ -247,10 +266,10 @@ mod http {
                     return Err(fetch_failure(ImageErrorKind::FetchStatus, LOCATION, url));
                 };
                 if redirects == self.max_redirects {
-                    return Err(failure());
+                    return Err(unusable());
                 }
                 redirects += 1;
-                target = target.join(location).map_err(|_| failure())?;
+                target = target.join(location).map_err(|_| unusable())?;
             }
         }
     }

@@ -11,9 +11,10 @@
 //! Network access lives behind the `fetch` cargo feature (off by default): without it the
 //! core stays free of an HTTP client, and URL sources need a caller-supplied [`ImageFetcher`].
 
-mod data_url;
+pub(crate) mod data_url;
 mod decode;
 mod detect;
+mod downloads;
 mod error;
 mod fetch;
 mod policy;
@@ -24,6 +25,7 @@ mod tokens;
 
 pub use decode::BACKGROUND;
 pub use detect::{sniff_format, ImageFormat};
+pub use downloads::RetryPolicy;
 pub use error::{ImageError, ImageErrorKind, UNSUPPORTED_IMAGE};
 pub use fetch::ImageFetcher;
 #[cfg(feature = "fetch")]
@@ -31,7 +33,7 @@ pub use fetch::{HostResolver, HttpFetcher, SystemResolver};
 pub use policy::{DestinationPolicy, IpRange};
 pub use preprocess::{preprocess, PreprocessOptions, PreprocessedImage};
 pub use resolver::{
-    ImageQuota, ImageResolver, QuotaUsage, ResolvedImages, ResolverLimits, RetryPolicy,
+    ImageQuota, ImageResolver, QuotaUsage, ResolveBudget, ResolvedImages, ResolverLimits,
 };
 pub use source::{ImageData, ImageInput};
 pub use tokens::{image_tokens, token_adjustment, CalcResizeError};

@@ -71,13 +71,17 @@ impl PreprocessedImage {
     }
 }
 
-/// Preprocesses one encoded image. Errors are reported at `image[0]`
-/// (the resolver re-locates them).
-pub fn preprocess(
+/// A content error at the standalone location.
+fn content_error(kind: ImageErrorKind) -> ImageError {
+    ImageError::unsupported(kind, STANDALONE_LOCATION)
+}
+
+/// The checks that need only the header: bytes present, a known format, declared size within
+/// the limit. The format and declared size.
+fn check_header(
     data: &[u8],
     options: &PreprocessOptions,
-) -> Result<PreprocessedImage, ImageError> {
-    let content_error = |kind| ImageError::unsupported(kind, STANDALONE_LOCATION);
+) -> Result<(ImageFormat, u32, u32), ImageError> {
     if data.is_empty() {
         return Err(content_error(ImageErrorKind::EmptyImage));
     }
@@ -88,6 +92,30 @@ pub fn preprocess(
     if width > max || height > max {
         return Err(content_error(ImageErrorKind::ImageDimensionsTooLarge));
     }
+    Ok((format, width, height))
+}
+
+/// What preprocessing `data` costs in pixels, from its header alone: the declared source area
+/// plus the output area. Fails as [`preprocess`] would on a bad header.
+pub fn pixel_cost(data: &[u8], options: &PreprocessOptions) -> Result<u64, ImageError> {
+    let (_, width, height) = check_header(data, options)?;
+    let (reduced_width, reduced_height) = match options.detail {
+        ImageDetail::Low => low_detail_size(width, height, options.low_detail_max_dimension_px),
+        ImageDetail::High | ImageDetail::Original | ImageDetail::Auto => (width, height),
+    };
+    let (target_width, target_height) = webp_target(reduced_width.max(1), reduced_height.max(1))?;
+    let area = |w: u32, h: u32| u64::from(w) * u64::from(h);
+    Ok(area(width, height) + area(target_width, target_height))
+}
+
+/// Preprocesses one encoded image. Errors are reported at `image[0]`
+/// (the resolver re-locates them).
+pub fn preprocess(
+    data: &[u8],
+    options: &PreprocessOptions,
+) -> Result<PreprocessedImage, ImageError> {
+    let (format, _, _) = check_header(data, options)?;
+    let max = options.max_dimension_px;
     let decoded = decode_rgb(data, format, max).map_err(|failure| {
         content_error(match failure {
             DecodeFailure::Header => ImageErrorKind::Decode,

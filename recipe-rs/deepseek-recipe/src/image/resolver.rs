@@ -3,15 +3,15 @@
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use super::data_url::DataUrl;
+use super::downloads::{Downloads, RetryPolicy};
 use super::error::{image_location, too_large_detail, ImageError, ImageErrorKind};
 use super::fetch::{fetch_failure, ImageFetcher};
-use super::preprocess::{preprocess, PreprocessOptions, PreprocessedImage};
+use super::preprocess::{pixel_cost, preprocess, PreprocessOptions, PreprocessedImage};
 use crate::conversation::ImageSource;
 
 use super::source::{ImageData, ImageInput};
@@ -58,21 +58,29 @@ impl Default for ResolverLimits {
     }
 }
 
-/// How retryable fetch failures are retried.
+/// What one request may spend beyond the official limits: bounds a host sets so that a
+/// request within those limits (600 images) cannot hold a worker for minutes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Attempts in total (at least one is always made).
-    pub attempts: u32,
-    /// Pause before the first retry; it doubles before each further one.
-    pub initial_backoff: Duration,
+pub struct ResolveBudget {
+    /// Wall-clock time a resolve call may spend obtaining its sources (every fetch, retry and
+    /// pause); a URL still pending then fails with a retryable `Fetch` error.
+    pub deadline: Duration,
+    /// URL sources fetched at the same time (0 counts as 1).
+    pub concurrent_fetches: usize,
+    /// Pixels a request may decode and encode, over all its resolve calls: each image costs
+    /// its source width × height plus its output width × height, known from the header before
+    /// any decoding. The image that would exceed it fails with `TotalSizeTooLarge`.
+    pub max_pixels: u64,
 }
 
-impl Default for RetryPolicy {
-    /// 4 attempts, pauses of 250 ms, 500 ms and 1 s.
+impl Default for ResolveBudget {
+    /// 60 s, 8 concurrent fetches, 512 Mi pixels (about 36 twelve-megapixel photos; some tens
+    /// of seconds of CPU at worst).
     fn default() -> Self {
         Self {
-            attempts: 4,
-            initial_backoff: Duration::from_millis(250),
+            deadline: Duration::from_secs(60),
+            concurrent_fetches: 8,
+            max_pixels: 512 << 20,
         }
     }
 }
@@ -84,6 +92,8 @@ pub struct QuotaUsage {
     pub image_count: usize,
     /// Their encoded input bytes.
     pub byte_size: u64,
+    /// Their pixel cost (see [`ResolveBudget::max_pixels`]).
+    pub pixels: u64,
 }
 
 /// The images and bytes one request has used, shared by its resolve calls (thread-safe).
@@ -120,6 +130,7 @@ pub struct ImageResolver {
     fetcher: Option<Arc<dyn ImageFetcher>>,
     limits: ResolverLimits,
     retry: RetryPolicy,
+    budget: ResolveBudget,
 }
 
 impl std::fmt::Debug for ImageResolver {
@@ -128,6 +139,7 @@ impl std::fmt::Debug for ImageResolver {
             .field("has_fetcher", &self.fetcher.is_some())
             .field("limits", &self.limits)
             .field("retry", &self.retry)
+            .field("budget", &self.budget)
             .finish()
     }
 }
@@ -139,6 +151,7 @@ impl ImageResolver {
             fetcher: Some(Arc::new(fetcher)),
             limits: ResolverLimits::default(),
             retry: RetryPolicy::default(),
+            budget: ResolveBudget::default(),
         }
     }
 
@@ -148,6 +161,7 @@ impl ImageResolver {
             fetcher: None,
             limits: ResolverLimits::default(),
             retry: RetryPolicy::default(),
+            budget: ResolveBudget::default(),
         }
     }
 
@@ -163,9 +177,20 @@ impl ImageResolver {
         self
     }
 
+    /// The same resolver with another budget.
+    pub fn with_budget(mut self, budget: ResolveBudget) -> Self {
+        self.budget = budget;
+        self
+    }
+
     /// The limits in force.
     pub fn limits(&self) -> &ResolverLimits {
         &self.limits
+    }
+
+    /// The budget in force.
+    pub fn budget(&self) -> &ResolveBudget {
+        &self.budget
     }
 
     /// Resolves the image sources of a rendered prompt (see [`ImageResolver::resolve`]).
@@ -179,8 +204,10 @@ impl ImageResolver {
     }
 
     /// Checks the limits, obtains every source's bytes (data URL, fetch, or given), then
-    /// preprocesses them; the first failing source in that order wins. On success the quota
-    /// gains the sources and their encoded input bytes.
+    /// preprocesses them; the first failing source in that order wins. URL sources are fetched
+    /// concurrently from the start, under the budget's deadline; preprocessing stays within
+    /// the budget's pixels. On success the quota gains the sources, their encoded input bytes
+    /// and their pixel cost.
     pub fn resolve(
         &self,
         sources: &[ImageInput],
@@ -189,10 +216,11 @@ impl ImageResolver {
         let before = quota.usage();
         self.check_count(sources, before.image_count)?;
         let locations = locations(sources);
+        let mut downloads = self.start_downloads(sources);
         let mut total = before.byte_size;
         let mut encoded = Vec::with_capacity(sources.len());
-        for (source, location) in sources.iter().zip(&locations) {
-            let bytes = self.obtain(source, location)?;
+        for (index, (source, location)) in sources.iter().zip(&locations).enumerate() {
+            let bytes = self.obtain(source, location, downloads.as_mut(), index)?;
             if bytes.is_empty() {
                 return Err(ImageError::unsupported(
                     ImageErrorKind::EmptyImage,
@@ -205,11 +233,13 @@ impl ImageResolver {
             }
             encoded.push(bytes);
         }
+        drop(downloads);
         let max_dimension_px = if before.image_count + sources.len() >= self.limits.many_images {
             self.limits.many_images_max_dimension_px
         } else {
             self.limits.max_dimension_px
         };
+        let mut pixels = before.pixels;
         let mut images = Vec::with_capacity(sources.len());
         for ((source, location), bytes) in sources.iter().zip(&locations).zip(&encoded) {
             let options = PreprocessOptions {
@@ -217,9 +247,19 @@ impl ImageResolver {
                 max_dimension_px,
                 low_detail_max_dimension_px: self.limits.low_detail_max_dimension_px,
             };
+            let cost = pixel_cost(bytes, &options).map_err(|error| error.at(location))?;
+            pixels = pixels.saturating_add(cost);
+            if pixels > self.budget.max_pixels {
+                return Err(self.pixel_budget_error(&source.path, pixels));
+            }
             images.push(preprocess(bytes, &options).map_err(|error| error.at(location))?);
         }
-        self.commit(quota, sources, total - before.byte_size)?;
+        let used = QuotaUsage {
+            image_count: sources.len(),
+            byte_size: total - before.byte_size,
+            pixels: pixels - before.pixels,
+        };
+        self.commit(quota, sources, used)?;
         let token_adjustment = images.iter().map(PreprocessedImage::token_adjustment).sum();
         Ok(ResolvedImages {
             images,
@@ -263,6 +303,18 @@ impl ImageResolver {
         )
     }
 
+    /// The pixel budget's error, shaped like the official per-request size error.
+    fn pixel_budget_error(&self, path: &str, pixels: u64) -> ImageError {
+        ImageError::new(
+            ImageErrorKind::TotalSizeTooLarge,
+            path,
+            format!(
+                "Total image size exceeds the limit: max {} pixels per request, got {pixels} pixels",
+                self.budget.max_pixels
+            ),
+        )
+    }
+
     fn too_large(&self, location: &str) -> ImageError {
         ImageError::new(
             ImageErrorKind::ImageTooLarge,
@@ -271,11 +323,13 @@ impl ImageResolver {
         )
     }
 
-    /// The encoded bytes of one source, with the per-image size limit applied.
+    /// The encoded bytes of source `index`, with the per-image size limit applied.
     fn obtain<'a>(
         &self,
         source: &'a ImageInput,
         location: &str,
+        downloads: Option<&mut (Downloads, Vec<Option<usize>>)>,
+        index: usize,
     ) -> Result<Cow<'a, [u8]>, ImageError> {
         let content_error = |kind| ImageError::unsupported(kind, location);
         let bytes = match &source.data {
@@ -290,7 +344,14 @@ impl ImageResolver {
                 }
                 Cow::Owned(data_url.decode().map_err(content_error)?)
             }
-            ImageData::Url(url) => Cow::Owned(self.fetch(url, &source.path, location)?),
+            ImageData::Url(url) => {
+                self.check_url(url, &source.path)?;
+                let job = downloads.and_then(|(downloads, jobs)| Some((downloads, jobs[index]?)));
+                let Some((downloads, job)) = job else {
+                    return Err(fetch_failure(ImageErrorKind::Fetch, location, url));
+                };
+                Cow::Owned(downloaded(downloads.wait(job), url, location)?)
+            }
         };
         if bytes.len() as u64 > self.limits.max_image_bytes {
             return Err(self.too_large(location));
@@ -298,10 +359,8 @@ impl ImageResolver {
         Ok(bytes)
     }
 
-    /// Checks a URL source and fetches it, retrying retryable failures. Fetch errors keep
-    /// their kind; any other failure (e.g. the fetcher's size limit) becomes a retryable
-    /// `Fetch` error (without being retried).
-    fn fetch(&self, url: &str, path: &str, location: &str) -> Result<Vec<u8>, ImageError> {
+    /// A URL source must be `http…` and not longer than the limit.
+    fn check_url(&self, url: &str, path: &str) -> Result<(), ImageError> {
         let is_http = url
             .get(..4)
             .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http"));
@@ -323,29 +382,31 @@ impl ImageResolver {
                 ),
             ));
         }
-        let Some(fetcher) = &self.fetcher else {
-            return Err(fetch_failure(ImageErrorKind::Fetch, location, url));
-        };
-        let mut backoff = self.retry.initial_backoff;
-        let mut attempt = 1;
-        loop {
-            match fetcher.fetch(url) {
-                Ok(bytes) => return Ok(bytes),
-                Err(error) if error.is_retryable() && attempt < self.retry.attempts => {
-                    attempt += 1;
-                    thread::sleep(backoff);
-                    backoff = backoff.saturating_mul(2);
+        Ok(())
+    }
+
+    /// Starts fetching every URL source that passes [`Self::check_url`], all at once (up to
+    /// the budget's concurrency); each source's job index, if it has one.
+    fn start_downloads(&self, sources: &[ImageInput]) -> Option<(Downloads, Vec<Option<usize>>)> {
+        let fetcher = self.fetcher.as_ref()?;
+        let mut urls = Vec::new();
+        let jobs = sources
+            .iter()
+            .map(|source| match &source.data {
+                ImageData::Url(url) if self.check_url(url, &source.path).is_ok() => {
+                    urls.push(url.clone());
+                    Some(urls.len() - 1)
                 }
-                Err(error) => {
-                    return Err(match error.kind() {
-                        ImageErrorKind::Fetch
-                        | ImageErrorKind::FetchStatus
-                        | ImageErrorKind::DestinationRejected => error.at(location),
-                        _ => fetch_failure(ImageErrorKind::Fetch, location, url).retryable(true),
-                    })
-                }
-            }
+                _ => None,
+            })
+            .collect();
+        if urls.is_empty() {
+            return None;
         }
+        let deadline = Instant::now() + self.budget.deadline;
+        let workers = self.budget.concurrent_fetches;
+        let downloads = Downloads::start(Arc::clone(fetcher), urls, self.retry, workers, deadline);
+        Some((downloads, jobs))
     }
 
     /// Adds a successful call to the quota, re-checking the limits against calls that
@@ -354,20 +415,27 @@ impl ImageResolver {
         &self,
         quota: &ImageQuota,
         sources: &[ImageInput],
-        bytes: u64,
+        used: QuotaUsage,
     ) -> Result<(), ImageError> {
         let mut usage = quota.usage.lock().unwrap_or_else(PoisonError::into_inner);
         let path = sources.last().map_or("", |source| source.path.as_str());
-        let count = usage.image_count + sources.len();
+        let count = usage.image_count + used.image_count;
         if count > self.limits.max_images {
             return Err(self.count_error(path, count));
         }
-        let total = usage.byte_size.saturating_add(bytes);
+        let total = usage.byte_size.saturating_add(used.byte_size);
         if total > self.limits.max_total_bytes {
             return Err(self.total_size_error(path, total));
         }
-        usage.image_count = count;
-        usage.byte_size = total;
+        let pixels = usage.pixels.saturating_add(used.pixels);
+        if pixels > self.budget.max_pixels {
+            return Err(self.pixel_budget_error(path, pixels));
+        }
+        *usage = QuotaUsage {
+            image_count: count,
+            byte_size: total,
+            pixels,
+        };
         Ok(())
     }
 }
@@ -384,6 +452,27 @@ impl Default for ImageResolver {
         {
             Self::offline()
         }
+    }
+}
+
+/// The bytes of a download, or its error at `location`: a fetch error keeps its kind; any
+/// other (e.g. the fetcher's size limit) becomes a retryable `Fetch` error, as the reference
+/// reports it; a download the deadline cut short is a retryable `Fetch` error.
+fn downloaded(
+    outcome: Option<Result<Vec<u8>, ImageError>>,
+    url: &str,
+    location: &str,
+) -> Result<Vec<u8>, ImageError> {
+    let failure = || fetch_failure(ImageErrorKind::Fetch, location, url).retryable(true);
+    match outcome {
+        Some(Ok(body)) => Ok(body),
+        Some(Err(error)) => Err(match error.kind() {
+            ImageErrorKind::Fetch
+            | ImageErrorKind::FetchStatus
+            | ImageErrorKind::DestinationRejected => error.at(location),
+            _ => failure(),
+        }),
+        None => Err(failure()),
     }
 }
 
@@ -472,6 +561,59 @@ mod tests {
         let usage = quota.usage();
         assert_eq!(usage.image_count, 4);
         assert_eq!(usage.byte_size, 4 * png.len() as u64);
+    }
+
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let mut out = std::io::Cursor::new(Vec::new());
+        image::RgbImage::new(width, height)
+            .write_to(&mut out, image::ImageFormat::Png)
+            .unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn the_pixel_budget_counts_source_and_output_areas_over_the_request() {
+        // A 100×50 image becomes 770×392: it costs 5,000 + 301,840 pixels.
+        let cost = 100 * 50 + 770 * 392;
+        let budget = ResolveBudget {
+            max_pixels: 2 * cost,
+            ..ResolveBudget::default()
+        };
+        let resolver = ImageResolver::offline().with_budget(budget);
+        let quota = ImageQuota::new();
+        let image = |path: &str| ImageInput::new(ImageData::Bytes(png(100, 50))).with_path(path);
+        resolver.resolve(&[image("a")], &quota).unwrap();
+        assert_eq!(quota.usage().pixels, cost);
+        let error = resolver
+            .resolve(&[image("b"), image("c")], &quota)
+            .unwrap_err();
+        assert_eq!(
+            (error.kind(), error.is_retryable()),
+            (ImageErrorKind::TotalSizeTooLarge, false)
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "c: Total image size exceeds the limit: max {} pixels per request, got {} pixels",
+                2 * cost,
+                3 * cost
+            )
+        );
+        assert_eq!(quota.usage().pixels, cost, "a failed call adds nothing");
+        resolver.resolve(&[image("d")], &quota).unwrap();
+        assert_eq!(quota.usage().pixels, 2 * cost);
+    }
+
+    #[test]
+    fn a_bad_header_fails_before_the_pixel_budget() {
+        let budget = ResolveBudget {
+            max_pixels: 0,
+            ..ResolveBudget::default()
+        };
+        let resolver = ImageResolver::offline().with_budget(budget);
+        let sources = [ImageInput::new(ImageData::Bytes(b"BM......".to_vec()))];
+        let error = resolver.resolve(&sources, &ImageQuota::new()).unwrap_err();
+        assert_eq!(error.kind(), ImageErrorKind::UnsupportedMediaType);
     }
 
     #[test]

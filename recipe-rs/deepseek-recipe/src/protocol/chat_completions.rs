@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::shared::{from_json, string_or_list, value_as};
+use super::shared::{from_json, optional_f32, string_or_list, value_as};
 use super::{ChatCompletionThinking, EffortParam};
 use crate::error::Result;
 
@@ -15,8 +15,10 @@ pub struct ChatCompletionRequest {
     /// Model name, matched exactly against the model table.
     pub model: String,
     /// Sampling temperature, [0, 2].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub temperature: Option<f32>,
     /// Nucleus sampling, (0, 1].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub top_p: Option<f32>,
     /// Completion budget.
     pub max_tokens: Option<u32>,
@@ -35,8 +37,10 @@ pub struct ChatCompletionRequest {
     /// Alternatives per position, [0, 20]; needs `logprobs: true`.
     pub top_logprobs: Option<u8>,
     /// Validated to [-2, 2], otherwise no effect.
+    #[serde(default, deserialize_with = "optional_f32")]
     pub frequency_penalty: Option<f32>,
     /// Validated to [-2, 2], otherwise no effect.
+    #[serde(default, deserialize_with = "optional_f32")]
     pub presence_penalty: Option<f32>,
     /// Output format.
     pub response_format: Option<ChatCompletionResponseFormat>,
@@ -94,14 +98,15 @@ pub enum ChatCompletionRequestMessage {
         /// Participant name (checked, no effect).
         name: Option<String>,
     },
-    /// Assistant turn from history, or a prefix to continue.
+    /// Assistant turn from history, or a prefix to continue (fields in the reference's order,
+    /// which serde's sequence form follows).
     Assistant {
         /// Text (`null` when only tool calls are given).
         content: Option<ChatContent>,
-        /// Participant name (checked, no effect).
-        name: Option<String>,
         /// Reasoning to pass back.
         reasoning_content: Option<String>,
+        /// Participant name (checked, no effect).
+        name: Option<String>,
         /// Tool calls made in this turn.
         tool_calls: Option<Vec<ChatCompletionRequestToolCall>>,
         /// Whether the model should continue this message.
@@ -171,7 +176,8 @@ pub enum ChatCompletionRequestContentBlock {
 pub struct ChatCompletionImageUrl {
     /// `http(s)` URL or `data:` URL.
     pub url: String,
-    /// Requested detail (`high` when absent).
+    /// Requested detail (`high` when absent; may be left out of the sequence form).
+    #[serde(default)]
     pub detail: Option<ImageDetailParam>,
 }
 
@@ -280,13 +286,14 @@ pub enum ChatCompletionResponseFormat {
     Text,
 }
 
-/// The `json_schema` object of a schema response format.
+/// The `json_schema` object of a schema response format (fields in the reference's order, which
+/// serde's sequence form follows).
 #[derive(Debug, Clone, Deserialize)]
 pub struct ChatCompletionResponseFormatJsonSchema {
-    /// Schema name (no effect).
-    pub name: Option<String>,
     /// The JSON schema.
     pub schema: Value,
+    /// Schema name (no effect).
+    pub name: Option<String>,
     /// Strict mode: the schema is normalised.
     pub strict: Option<bool>,
 }

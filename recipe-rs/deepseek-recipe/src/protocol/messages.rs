@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::shared::{from_json, string_or_list, value_as};
+use super::shared::{from_json, optional_f32, string_or_list, value_as};
 use super::{EffortParam, ThinkingType};
 use crate::error::Result;
 
@@ -23,8 +23,10 @@ pub struct MessagesRequest {
     /// Output settings (only `effort` is used).
     pub output_config: Option<MessagesOutputConfig>,
     /// Sampling temperature, [0, 2].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub temperature: Option<f32>,
     /// Nucleus sampling, (0, 1].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub top_p: Option<f32>,
     /// Stop sequences.
     pub stop_sequences: Option<Vec<String>>,
@@ -164,10 +166,10 @@ pub enum MessagesContentBlock {
     },
     /// Reasoning from an earlier assistant turn.
     Thinking {
+        /// Signature (checked, not rendered; first, as the reference orders the fields).
+        signature: Option<String>,
         /// The reasoning text.
         thinking: String,
-        /// Signature (checked, not rendered).
-        signature: Option<String>,
     },
     /// A server tool call (web search), from history.
     ServerToolUse {
@@ -175,6 +177,8 @@ pub enum MessagesContentBlock {
         id: String,
         /// Server tool name (checked).
         name: String,
+        /// Search arguments (required, not rendered).
+        input: Value,
     },
     /// A tool call.
     ToolUse {
@@ -198,6 +202,8 @@ pub enum MessagesContentBlock {
     WebSearchToolResult {
         /// The server call this answers (checked).
         tool_use_id: String,
+        /// The search results (required, not rendered).
+        content: Value,
     },
     /// A declared tool made available mid-conversation (only in `system` messages).
     ToolAddition {
@@ -236,7 +242,7 @@ pub enum MessagesImageSource {
     /// An uploaded file (not supported).
     File {
         /// File id.
-        file_id: Option<String>,
+        file_id: String,
     },
 }
 
@@ -325,27 +331,43 @@ pub enum MessagesToolResultBlock {
     },
 }
 
-/// A declared tool. Any `type` marks a server tool, which is rejected.
+/// A declared tool: any `type` marks a server tool.
 #[derive(Debug, Clone)]
-pub struct MessagesTool {
+pub enum MessagesTool {
+    /// A tool the client runs.
+    Custom(MessagesCustomTool),
+    /// A server tool (rejected, or dropped when it is a web search the options drop).
+    Server(MessagesServerTool),
+}
+
+/// A tool the client runs.
+#[derive(Debug, Clone)]
+pub struct MessagesCustomTool {
     /// Tool name.
     pub name: String,
     /// Description.
     pub description: Option<String>,
-    /// JSON schema of the input (required for custom tools).
+    /// JSON schema of the input (required).
     pub input_schema: Option<Value>,
     /// Loaded on demand (kept for V4.1 only).
     pub defer_loading: Option<bool>,
-    /// Server tool type (`web_search_20250305`, …).
-    pub kind: Option<String>,
 }
 
 /// A server tool declaration (`type` and `name`).
-#[derive(Deserialize)]
-struct MessagesServerTool {
+#[derive(Debug, Clone, Deserialize)]
+pub struct MessagesServerTool {
+    /// Server tool type (`web_search_20250305`, …).
     #[serde(rename = "type")]
-    kind: String,
-    name: Option<String>,
+    pub kind: String,
+    /// Tool name, when given.
+    pub name: Option<String>,
+}
+
+impl MessagesServerTool {
+    /// Whether this is a web search tool (any `web_search…` type).
+    pub fn is_web_search(&self) -> bool {
+        self.kind.starts_with("web_search")
+    }
 }
 
 impl<'de> Deserialize<'de> for MessagesTool {
@@ -353,14 +375,7 @@ impl<'de> Deserialize<'de> for MessagesTool {
         use serde::de::Error as _;
         let value = Value::deserialize(deserializer)?;
         if value.get("type").is_some() {
-            let server = value_as::<MessagesServerTool, D>(value)?;
-            return Ok(Self {
-                name: server.name.unwrap_or_default(),
-                description: None,
-                input_schema: None,
-                defer_loading: None,
-                kind: Some(server.kind),
-            });
+            return value_as::<_, D>(value).map(Self::Server);
         }
         // A custom tool: each field is read on its own, its errors prefixed with its name.
         let mut object = match value {
@@ -383,13 +398,12 @@ impl<'de> Deserialize<'de> for MessagesTool {
         let description = field::<Option<String>, D>(&mut object, "description")?.flatten();
         let input_schema = object.remove("input_schema");
         let defer_loading = field::<Option<bool>, D>(&mut object, "defer_loading")?.flatten();
-        Ok(Self {
+        Ok(Self::Custom(MessagesCustomTool {
             name,
             description,
             input_schema,
             defer_loading,
-            kind: None,
-        })
+        }))
     }
 }
 

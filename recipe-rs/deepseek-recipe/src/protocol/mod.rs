@@ -4,7 +4,10 @@
 //! Parsing is two-staged like the reference: the text is first read as a JSON value (errors
 //! `invalid JSON request: … at line L column C`), then the value is deserialised into the typed
 //! request (errors `invalid request body: …`, without position). Unknown fields are ignored,
-//! `null` means absent and a repeated key keeps its last value.
+//! `null` means absent and a repeated key keeps its last value. Chat Completions and Messages
+//! bodies that a pre-scan shows to be read alike either way are read straight into the typed
+//! request, without the intermediate value; any other body, and every error, takes the two stages
+//! (see `shared::from_json`).
 
 pub mod chat_completions;
 pub mod messages;

@@ -4,7 +4,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::chat_completions::ImageDetailParam;
-use super::shared::{json_from_text, string_or_list, typed_from_value, value_as};
+use super::shared::{json_from_text, optional_f32, string_or_list, typed_from_value, value_as};
 use super::EffortParam;
 use crate::error::Result;
 
@@ -20,8 +20,10 @@ pub struct ResponsesRequest {
     /// Completion budget.
     pub max_output_tokens: Option<u32>,
     /// Sampling temperature, [0, 2].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub temperature: Option<f32>,
     /// Nucleus sampling, (0, 1].
+    #[serde(default, deserialize_with = "optional_f32")]
     pub top_p: Option<f32>,
     /// Alternatives per position, [0, 20]; turns log probabilities on.
     pub top_logprobs: Option<u8>,
@@ -96,14 +98,17 @@ impl<'de> Deserialize<'de> for ResponsesInput {
             deserializer,
             "input should be a string or a list of input items",
             Self::Text,
-            Self::Items,
+            |entries: Vec<InputEntry>| {
+                Self::Items(entries.into_iter().map(|entry| entry.0).collect())
+            },
         )
     }
 }
 
 /// One input item, by `type` (a missing type means a message); unknown types are kept as
 /// [`InputItem::Other`] and ignored by conversion.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum InputItem {
     /// A message.
     Message(ResponsesInputMessage),
@@ -124,62 +129,28 @@ pub enum InputItem {
     /// A web search call (dropped; it ends an open run of calls).
     WebSearchCall,
     /// Any other item (item references, unknown types, …).
+    #[serde(other)]
     Other,
 }
 
-impl<'de> Deserialize<'de> for InputItem {
+/// An entry of `input`: an object with a `type` is a typed item (serde reads its body from
+/// buffered content, as the reference does); one without is a message when it has a `role`;
+/// anything else is no input item.
+struct InputEntry(InputItem);
+
+impl<'de> Deserialize<'de> for InputEntry {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        // An object with a `type` is a typed item (unknown types are kept as `Other`); one
-        // without is a message when it has a `role`; anything else is no input item.
         let value = Value::deserialize(deserializer)?;
         let Some(object) = value.as_object() else {
             return Err(serde::de::Error::custom("invalid input item"));
         };
-        let kind = match object.get("type") {
+        match object.get("type") {
+            Some(_) => value_as::<_, D>(value).map(Self),
             None if object.contains_key("role") => {
-                return value_as::<_, D>(value).map(Self::Message)
+                value_as::<_, D>(value).map(|message| Self(InputItem::Message(message)))
             }
-            None => return Err(serde::de::Error::custom("invalid input item")),
-            Some(Value::String(kind)) => kind.clone(),
-            Some(other) => {
-                return Err(serde::de::Error::custom(format!(
-                    "invalid type: {}, expected variant identifier",
-                    unexpected(other)
-                )))
-            }
-        };
-        Ok(match kind.as_str() {
-            "message" => Self::Message(value_as::<_, D>(value)?),
-            "reasoning" => Self::Reasoning(value_as::<_, D>(value)?),
-            "function_call" => Self::FunctionCall(value_as::<_, D>(value)?),
-            "function_call_output" => Self::FunctionCallOutput(value_as::<_, D>(value)?),
-            "custom_tool_call" => Self::CustomToolCall(value_as::<_, D>(value)?),
-            "custom_tool_call_output" => Self::CustomToolCallOutput(value_as::<_, D>(value)?),
-            "tool_search_call" => Self::ToolSearchCall(value_as::<_, D>(value)?),
-            "tool_search_output" => Self::ToolSearchOutput(value_as::<_, D>(value)?),
-            "web_search_call" => Self::WebSearchCall,
-            _ => Self::Other,
-        })
-    }
-}
-
-/// How serde describes an unexpected JSON value (`integer \`5\``, `map`, …).
-pub(crate) fn unexpected(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(flag) => format!("boolean `{flag}`"),
-        Value::Number(number) => match (number.as_u64(), number.as_i64(), number.as_f64()) {
-            (Some(n), _, _) => format!("integer `{n}`"),
-            (None, Some(n), _) => format!("integer `{n}`"),
-            (_, _, Some(n)) => format!(
-                "floating point `{}`",
-                serde_json::to_string(&n).unwrap_or_default()
-            ),
-            _ => "number".to_owned(),
-        },
-        Value::String(text) => format!("string {text:?}"),
-        Value::Array(_) => "sequence".to_owned(),
-        Value::Object(_) => "map".to_owned(),
+            None => Err(serde::de::Error::custom("invalid input item")),
+        }
     }
 }
 
@@ -241,16 +212,21 @@ pub enum ResponsesContentBlock {
         text: String,
     },
     /// An image.
-    InputImage {
-        /// URL or data URL.
-        image_url: Option<String>,
-        /// Uploaded file id (not supported).
-        file_id: Option<String>,
-        /// Requested detail.
-        detail: Option<ImageDetailParam>,
-    },
+    InputImage(ResponsesInputImage),
     /// A file (shown as an "unsupported document" note).
     InputFile {},
+}
+
+/// An image part.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResponsesInputImage {
+    /// URL or data URL.
+    pub image_url: Option<String>,
+    /// Requested detail (may be left out of the sequence form).
+    #[serde(default)]
+    pub detail: Option<ImageDetailParam>,
+    /// Uploaded file id (not supported).
+    pub file_id: Option<String>,
 }
 
 /// A reasoning item.
@@ -330,14 +306,7 @@ pub enum ResponsesToolCallOutputItem {
         text: String,
     },
     /// An image.
-    InputImage {
-        /// URL or data URL.
-        image_url: Option<String>,
-        /// Uploaded file id (not supported).
-        file_id: Option<String>,
-        /// Requested detail.
-        detail: Option<ImageDetailParam>,
-    },
+    InputImage(ResponsesInputImage),
     /// A file (shown as an "unsupported document" note).
     InputFile {},
 }
@@ -346,15 +315,7 @@ impl From<ResponsesToolCallOutputItem> for ResponsesContentBlock {
     fn from(part: ResponsesToolCallOutputItem) -> Self {
         match part {
             ResponsesToolCallOutputItem::InputText { text } => Self::InputText { text },
-            ResponsesToolCallOutputItem::InputImage {
-                image_url,
-                file_id,
-                detail,
-            } => Self::InputImage {
-                image_url,
-                file_id,
-                detail,
-            },
+            ResponsesToolCallOutputItem::InputImage(image) => Self::InputImage(image),
             ResponsesToolCallOutputItem::InputFile {} => Self::InputFile {},
         }
     }
@@ -399,64 +360,13 @@ pub struct ResponsesToolSearchOutput {
     pub call_id: String,
     /// Where the search ran.
     pub execution: Option<ToolSearchExecution>,
-    /// The tools found (read like a nested tagged enum: a `type` may be a variant index).
-    #[serde(deserialize_with = "searched_tools")]
+    /// The tools found.
     pub tools: Vec<ResponsesTool>,
 }
 
-/// The variants of the reference's tool enum, in order (a `type` given as an index picks one;
-/// higher indexes are unsupported tools).
-const TOOL_VARIANTS: [&str; 6] = [
-    "function",
-    "web_search",
-    "web_search_2025_08_26",
-    "namespace",
-    "custom",
-    "tool_search",
-];
-
-/// The tools of a tool search output. Nested in a tagged item, the reference reads their
-/// `type` from buffered content, where an unsigned integer names a variant by index.
-fn searched_tools<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> std::result::Result<Vec<ResponsesTool>, D::Error> {
-    let values = Vec::<Value>::deserialize(deserializer)?;
-    values
-        .into_iter()
-        .map(|mut value| {
-            if let Some(index) = value.get("type").and_then(Value::as_u64) {
-                let kind = usize::try_from(index)
-                    .ok()
-                    .and_then(|index| TOOL_VARIANTS.get(index))
-                    .copied()
-                    .unwrap_or("\u{0}unsupported");
-                value["type"] = Value::String(kind.to_owned());
-            }
-            value_as::<_, D>(value)
-        })
-        .collect()
-}
-
-/// A `type` given as a variant index inside buffered content: replaced by the variant's name
-/// (`variants` in order); an index past the end is the reference's error.
-pub(crate) fn indexed_tag(value: &mut Value, variants: &[&str]) -> std::result::Result<(), String> {
-    if let Some(index) = value.get("type").and_then(Value::as_u64) {
-        let Some(kind) = usize::try_from(index)
-            .ok()
-            .and_then(|index| variants.get(index))
-        else {
-            return Err(format!(
-                "invalid value: integer `{index}`, expected variant index 0 <= i < {}",
-                variants.len()
-            ));
-        };
-        value["type"] = Value::String((*kind).to_owned());
-    }
-    Ok(())
-}
-
 /// A declared tool, by `type`; types the recipe does not serve are [`ResponsesTool::Other`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "reference::ResponsesTool")]
 pub enum ResponsesTool {
     /// A function.
     Function(ResponsesFunctionTool),
@@ -483,53 +393,81 @@ pub struct ResponsesToolSearchTool {
     pub parameters: Option<Value>,
 }
 
-impl<'de> Deserialize<'de> for ResponsesTool {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        match &value {
-            Value::Object(_) => {}
-            // The sequence form of the reference's tagged enum: the tag comes first.
-            Value::Array(items) => {
-                return match items.first() {
-                    None => Err(serde::de::Error::custom("missing field `type`")),
-                    Some(Value::String(_)) => Ok(Self::Other),
-                    Some(other) => Err(serde::de::Error::custom(format!(
-                        "invalid type: {}, expected variant identifier",
-                        unexpected(other)
-                    ))),
-                };
-            }
-            other => {
-                return Err(serde::de::Error::custom(format!(
-                    "invalid type: {}, expected internally tagged enum ResponsesTool",
-                    unexpected(other)
-                )))
-            }
-        }
-        let kind = match value.get("type") {
-            None => return Err(serde::de::Error::custom("missing field `type`")),
-            Some(Value::String(kind)) => Some(kind.clone()),
-            Some(other) => {
-                return Err(serde::de::Error::custom(format!(
-                    "invalid type: {}, expected variant identifier",
-                    unexpected(other)
-                )))
-            }
+impl From<reference::ResponsesTool> for ResponsesTool {
+    fn from(tool: reference::ResponsesTool) -> Self {
+        use reference::ResponsesTool as Wire;
+        let web_search = |kind: &str, tool: ResponsesWebSearchTool| {
+            Self::WebSearch(ResponsesWebSearchTool {
+                kind: kind.to_owned(),
+                ..tool
+            })
         };
-        Ok(match kind.as_deref() {
-            Some("function") => Self::Function(value_as::<_, D>(value)?),
-            Some("custom") => Self::Custom(value_as::<_, D>(value)?),
-            Some("namespace") => Self::Namespace(value_as::<_, D>(value)?),
-            Some(kind @ ("web_search" | "web_search_2025_08_26")) => {
-                let kind = kind.to_owned();
-                Self::WebSearch(ResponsesWebSearchTool {
-                    kind,
-                    ..value_as::<_, D>(value)?
-                })
-            }
-            Some("tool_search") => Self::ToolSearch(value_as::<_, D>(value)?),
-            _ => Self::Other,
-        })
+        match tool {
+            Wire::Function(function) => Self::Function(function),
+            Wire::WebSearch(tool) => web_search("web_search", tool),
+            Wire::WebSearch20250826(tool) => web_search("web_search_2025_08_26", tool),
+            Wire::Namespace {
+                name,
+                description,
+                tools,
+            } => Self::Namespace(NamespaceTool {
+                name,
+                description,
+                tools,
+            }),
+            Wire::Custom { name } => Self::Custom(CustomTool { name }),
+            Wire::ToolSearch {
+                execution,
+                description,
+                parameters,
+            } => Self::ToolSearch(ResponsesToolSearchTool {
+                execution,
+                description,
+                parameters,
+            }),
+            Wire::Unsupported => Self::Other,
+        }
+    }
+}
+
+/// Deserialisation shapes named and ordered as the reference's (serde's messages quote the type
+/// and variant names, a `type` given as an index picks a variant by position, and the sequence
+/// form of a struct follows its field order).
+mod reference {
+    use super::{Deserialize, ToolSearchExecution, Value};
+    use super::{NamespaceMember, ResponsesFunctionTool, ResponsesWebSearchTool};
+
+    /// A declared tool, by `type`.
+    #[derive(Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    pub(super) enum ResponsesTool {
+        Function(ResponsesFunctionTool),
+        WebSearch(ResponsesWebSearchTool),
+        #[serde(rename = "web_search_2025_08_26")]
+        WebSearch20250826(ResponsesWebSearchTool),
+        Namespace {
+            name: String,
+            description: Option<String>,
+            tools: Vec<NamespaceMember>,
+        },
+        Custom {
+            name: String,
+        },
+        ToolSearch {
+            execution: Option<ToolSearchExecution>,
+            description: Option<String>,
+            parameters: Option<Value>,
+        },
+        #[serde(other)]
+        Unsupported,
+    }
+
+    /// A tool inside a namespace, by `type`.
+    #[derive(Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    pub(super) enum ResponsesNamespaceTool {
+        Function(ResponsesFunctionTool),
+        Custom { name: String },
     }
 }
 
@@ -584,14 +522,14 @@ pub struct ResponsesUserLocation {
 }
 
 /// A custom tool (only `apply_patch` is served).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct CustomTool {
     /// Tool name.
     pub name: String,
 }
 
 /// A namespace of tools.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct NamespaceTool {
     /// Namespace name.
     pub name: String,
@@ -601,36 +539,23 @@ pub struct NamespaceTool {
     pub tools: Vec<NamespaceMember>,
 }
 
-/// A tool inside a namespace.
-#[derive(Debug, Clone)]
+/// A tool inside a namespace, by `type` (only functions and custom tools).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "reference::ResponsesNamespaceTool")]
 pub enum NamespaceMember {
     /// A function.
     Function(ResponsesFunctionTool),
     /// A custom tool (not allowed inside namespaces).
     Custom(CustomTool),
-    /// Any other tool type (ignored).
-    Other,
 }
 
-impl<'de> Deserialize<'de> for NamespaceMember {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        // Nested in a tagged tool, the reference reads the `type` from buffered content,
-        // where an unsigned integer names a variant by index.
-        let mut value = Value::deserialize(deserializer)?;
-        indexed_tag(&mut value, &["function", "custom"]).map_err(serde::de::Error::custom)?;
-        Ok(match value_as::<ResponsesNamespaceTool, D>(value)? {
-            ResponsesNamespaceTool::Function(function) => Self::Function(function),
-            ResponsesNamespaceTool::Custom { name } => Self::Custom(CustomTool { name }),
-        })
+impl From<reference::ResponsesNamespaceTool> for NamespaceMember {
+    fn from(tool: reference::ResponsesNamespaceTool) -> Self {
+        match tool {
+            reference::ResponsesNamespaceTool::Function(function) => Self::Function(function),
+            reference::ResponsesNamespaceTool::Custom { name } => Self::Custom(CustomTool { name }),
+        }
     }
-}
-
-/// A namespace member as the reference reads it: only functions and custom tools.
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum ResponsesNamespaceTool {
-    Function(ResponsesFunctionTool),
-    Custom { name: String },
 }
 
 /// `tool_choice`: a mode string or a typed object.
@@ -751,10 +676,10 @@ pub enum ResponsesTextFormat {
         name: String,
         /// The schema.
         schema: Value,
-        /// Strict mode.
-        strict: Option<bool>,
         /// Description (no effect).
         description: Option<String>,
+        /// Strict mode.
+        strict: Option<bool>,
     },
     /// Any JSON object.
     JsonObject,

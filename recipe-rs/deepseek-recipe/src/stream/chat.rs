@@ -17,7 +17,7 @@ fn chat_usage(usage: &StreamUsage) -> ChatUsage {
     ChatUsage {
         prompt_tokens: usage.prompt.prompt_tokens,
         completion_tokens: usage.completion_tokens,
-        total_tokens: usage.prompt.prompt_tokens + usage.completion_tokens,
+        total_tokens: usage.total_tokens(),
         prompt_tokens_details: ChatPromptTokensDetails {
             cached_tokens: usage.prompt.prompt_cache_hit_tokens,
         },
@@ -204,7 +204,7 @@ impl ChatGenerator {
 }
 
 impl ChatResponse {
-    /// Adds one chunk.
+    /// Adds one chunk (tool calls are kept in the order of their indices).
     pub fn accumulate(&mut self, chunk: &ChatChunk) {
         match (&mut self.system_fingerprint, &chunk.system_fingerprint) {
             (Some(ours), Some(theirs)) if **ours == **theirs => {}
@@ -244,23 +244,23 @@ impl ChatResponse {
             }
             for call in delta.tool_calls.iter().flatten() {
                 let calls = target.message.tool_calls.get_or_insert_with(Vec::new);
-                match calls
-                    .iter_mut()
-                    .find(|existing| existing.index == call.index)
-                {
-                    Some(existing) => existing
+                match call_slot(calls, call.index) {
+                    Ok(position) => calls[position]
                         .function
                         .arguments
                         .push_str(&call.function.arguments),
-                    None => calls.push(ChatToolCall {
-                        index: call.index,
-                        id: call.id.clone().unwrap_or_default(),
-                        kind: "function",
-                        function: ChatFunction {
-                            name: call.function.name.clone().unwrap_or_default(),
-                            arguments: call.function.arguments.clone(),
+                    Err(position) => calls.insert(
+                        position,
+                        ChatToolCall {
+                            index: call.index,
+                            id: call.id.clone().unwrap_or_default(),
+                            kind: "function",
+                            function: ChatFunction {
+                                name: call.function.name.clone().unwrap_or_default(),
+                                arguments: call.function.arguments.clone(),
+                            },
                         },
-                    }),
+                    ),
                 }
             }
             if let Some(logprobs) = &choice.logprobs {
@@ -285,11 +285,22 @@ impl ChatResponse {
     }
 }
 
+/// Where the accumulated call with `index` is (`Ok`), or where it goes (`Err`): calls are kept
+/// in index order, and a stream's calls arrive in that order with index = position, so a
+/// fragment or a new call costs constant time (logarithmic at worst), never a scan.
+fn call_slot(calls: &[ChatToolCall], index: usize) -> Result<usize, usize> {
+    match calls.get(index) {
+        Some(call) if call.index == index => Ok(index),
+        _ => calls.binary_search_by_key(&index, |call| call.index),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::converted::ResponseContext;
     use crate::stream::config::StreamIdentity;
+    use crate::stream::parser::ArgumentFragment;
 
     fn role_chunk(stream: bool, include_usage: bool) -> ChatChunk {
         let context = ResponseContext::ChatCompletions { include_usage };
@@ -307,5 +318,89 @@ mod tests {
         assert_eq!(role_chunk(true, false).usage, None);
         assert_eq!(role_chunk(true, true).usage, Some(None));
         assert_eq!(role_chunk(false, false).usage, Some(None));
+    }
+
+    fn generator() -> ChatGenerator {
+        let identity = StreamIdentity {
+            created: Some(1),
+            ..StreamIdentity::new("chatcmpl-test", "DeepSeek-V4-Pro")
+        };
+        let context = ResponseContext::ChatCompletions {
+            include_usage: false,
+        };
+        ChatGenerator::new(&GeneratorConfig::new(identity, context), false)
+    }
+
+    fn call_chunks(
+        generator: &mut ChatGenerator,
+        index: usize,
+        name: &str,
+        args: &[&str],
+    ) -> Vec<ChatChunk> {
+        let mut chunks = Vec::new();
+        generator.event(
+            OutputEvent::ToolCallStart {
+                index,
+                id: format!("call_{index}"),
+                name: name.into(),
+            },
+            &mut chunks,
+        );
+        for fragment in args {
+            let fragment = ArgumentFragment::Key((*fragment).into());
+            generator.event(
+                OutputEvent::ToolCallArguments { index, fragment },
+                &mut chunks,
+            );
+        }
+        chunks
+    }
+
+    #[test]
+    fn many_calls_accumulate_each_fragment_into_its_own_call() {
+        let mut generator = generator();
+        let mut response = ChatResponse::new("chatcmpl-test", "DeepSeek-V4-Pro", 1);
+        for index in 0..5000 {
+            let name = format!("f{index}");
+            for chunk in call_chunks(&mut generator, index, &name, &["a", "b"]) {
+                response.accumulate(&chunk);
+            }
+        }
+        let calls = response.choices[0]
+            .message
+            .tool_calls
+            .as_ref()
+            .expect("calls");
+        assert_eq!(calls.len(), 5000);
+        for (position, call) in calls.iter().enumerate() {
+            assert_eq!(
+                (call.index, call.function.name.as_str()),
+                (position, format!("f{position}").as_str())
+            );
+            assert_eq!(call.id, format!("call_{position}"));
+        }
+    }
+
+    #[test]
+    fn calls_arriving_out_of_order_are_kept_in_index_order() {
+        let mut generator = generator();
+        let mut response = ChatResponse::new("chatcmpl-test", "DeepSeek-V4-Pro", 1);
+        let mut late = Vec::new();
+        for index in [3, 0, 7] {
+            let mut chunks = call_chunks(&mut generator, index, "f", &["x"]);
+            late.push(chunks.pop().expect("an argument chunk"));
+            chunks.iter().for_each(|chunk| response.accumulate(chunk));
+        }
+        late.iter().for_each(|chunk| response.accumulate(chunk));
+        let calls = response.choices[0]
+            .message
+            .tool_calls
+            .as_ref()
+            .expect("calls");
+        let seen: Vec<_> = calls
+            .iter()
+            .map(|call| (call.index, call.function.arguments.as_str()))
+            .collect();
+        assert_eq!(seen, [(0, "x"), (3, "x"), (7, "x")]);
     }
 }

@@ -87,3 +87,13 @@ pub struct StreamUsage {
     /// Tokens of the reasoning text, when a tokenizer counted them.
     pub reasoning_tokens: Option<u64>,
 }
+
+impl StreamUsage {
+    /// Prompt plus completion tokens. Counts saturate at `u64::MAX` (only a backend reporting
+    /// absurd token counts gets there; the reference wraps around instead).
+    pub fn total_tokens(&self) -> u64 {
+        self.prompt
+            .prompt_tokens
+            .saturating_add(self.completion_tokens)
+    }
+}

@@ -148,7 +148,7 @@ impl StreamProcessor {
     ) -> Result<()> {
         self.check_open()?;
         self.ensure_started(out);
-        self.completion_tokens += token_count;
+        self.completion_tokens = self.completion_tokens.saturating_add(token_count);
         self.parser
             .push_str(text, Vec::new(), PieceKind::Text, &mut self.parser_events);
         self.forward(out);
@@ -181,13 +181,14 @@ impl StreamProcessor {
         let parser = &mut self.parser;
         let events = &mut self.parser_events;
         let mut pieces = 0;
-        self.completion_tokens +=
+        let released =
             self.decoder
                 .decode_each(tokenizer, token_ids, logprobs, |text, logprobs, kind| {
                     pieces += 1;
                     parser.push_str(text, logprobs, kind, events);
                     !parser.stopped()
                 });
+        self.completion_tokens = self.completion_tokens.saturating_add(released);
         // Token ids that release no text yet (pending UTF-8, unknown ids) do not start the stream.
         if pieces > 0 {
             self.ensure_started(out);

@@ -425,7 +425,7 @@ impl ResponsesGenerator {
                 // Counted whenever the output had a thinking stage, whatever the request's mode.
                 reasoning_tokens: usage.reasoning_tokens.unwrap_or(0),
             },
-            total_tokens: usage.prompt.prompt_tokens + usage.completion_tokens,
+            total_tokens: usage.total_tokens(),
         });
         self.response.completed_at = Some(super::ids::unix_now().max(self.response.created_at));
         let kind = match incomplete {

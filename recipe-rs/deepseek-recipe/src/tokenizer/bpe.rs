@@ -7,9 +7,10 @@
 //!
 //! Before merging, a word is looked up in the table of whole tokens (the tokens of at most 16
 //! bytes whose own bytes merge into exactly that token, checked once when the table is built;
-//! keys are packed into integers, so a lookup reads no other memory) and then in the call's word
-//! cache. Most words of ordinary text are whole tokens, so a word seen for the first time usually
-//! costs one lookup instead of a merge loop.
+//! keys are packed into integers, so a lookup reads no other memory) and then in the word cache
+//! of the [`EncodeState`], which the tokenizer keeps per thread across calls. Most words of
+//! ordinary text are whole tokens or were merged before, so a word usually costs one or two
+//! lookups instead of a merge loop (each merge step is a lookup in a table of megabytes).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -18,10 +19,10 @@ use rustc_hash::FxHashMap;
 
 /// Words up to this many bytes are merged with the linear scan.
 const LINEAR_SCAN_MAX: usize = 64;
-/// Words up to this many bytes are remembered in the per-call cache.
+/// Words up to this many bytes are remembered in the word cache.
 const CACHED_WORD_MAX: usize = 128;
-/// The per-call cache stops growing at this many words.
-const CACHE_CAPACITY: usize = 1 << 17;
+/// The word cache is emptied when it holds this many words (it lives as long as its thread).
+const CACHE_CAPACITY: usize = 1 << 15;
 /// Words up to this many bytes can be whole tokens (the size of a [`ShortWord`]).
 const SHORT_WORD_MAX: usize = 16;
 /// Marks a removed heap-path symbol or a missing neighbour.
@@ -51,14 +52,61 @@ pub(super) struct Bpe {
     merges: FxHashMap<u64, Merge>,
     /// Tokens of at most [`SHORT_WORD_MAX`] bytes whose bytes, merged as one word, give exactly
     /// that token.
-    whole_tokens: FxHashMap<ShortWord, u32>,
+    whole_tokens: WholeTokens,
+}
+
+/// Words of up to this many bytes are keyed by one `u64` in the whole-token table.
+const PACKED_WORD_MAX: usize = 7;
+
+/// The whole-token table, in two parts so that most lookups read a small table: words of up to
+/// [`PACKED_WORD_MAX`] bytes (most words) keyed by one integer, longer ones by a [`ShortWord`].
+#[derive(Debug, Default)]
+struct WholeTokens {
+    packed: FxHashMap<u64, u32>,
+    longer: FxHashMap<ShortWord, u32>,
+}
+
+impl WholeTokens {
+    /// The whole token spelled `word`, if any.
+    #[inline]
+    fn get(&self, word: &[u8]) -> Option<u32> {
+        if word.len() <= PACKED_WORD_MAX {
+            return self.packed.get(&packed_word(word)).copied();
+        }
+        self.longer.get(&ShortWord::new(word)?).copied()
+    }
+
+    /// Records `word` (at most [`SHORT_WORD_MAX`] bytes) as the whole token `id`.
+    fn insert(&mut self, word: &[u8], id: u32) {
+        if word.len() <= PACKED_WORD_MAX {
+            self.packed.insert(packed_word(word), id);
+        } else if let Some(key) = ShortWord::new(word) {
+            self.longer.insert(key, id);
+        }
+    }
+
+    /// The ids of every whole token.
+    #[cfg(test)]
+    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.packed.values().chain(self.longer.values()).copied()
+    }
+}
+
+/// A word of at most [`PACKED_WORD_MAX`] bytes as one integer: its bytes, then its length in the
+/// top byte.
+#[inline]
+fn packed_word(word: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes[..word.len()].copy_from_slice(word);
+    bytes[7] = word.len() as u8;
+    u64::from_le_bytes(bytes)
 }
 
 /// A word of at most [`SHORT_WORD_MAX`] bytes packed into integers: its bytes, zero-padded, and
 /// its length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct ShortWord {
-    bytes: u128,
+    bytes: [u64; 2],
     len: u8,
 }
 
@@ -68,24 +116,27 @@ impl ShortWord {
     fn new(word: &[u8]) -> Option<Self> {
         let mut bytes = [0u8; SHORT_WORD_MAX];
         bytes.get_mut(..word.len())?.copy_from_slice(word);
+        let (low, high) = bytes.split_at(8);
+        let half = |half: &[u8]| u64::from_le_bytes(half.try_into().unwrap_or_default());
         Some(Self {
-            bytes: u128::from_le_bytes(bytes),
+            bytes: [half(low), half(high)],
             // At most SHORT_WORD_MAX.
             len: word.len() as u8,
         })
     }
 }
 
-/// Reusable buffers and the word cache of one encode call; `'t` is the text's lifetime.
+/// Reusable buffers and the word cache of the merge loop, for one tokenizer on one thread.
 #[derive(Default)]
-pub(super) struct EncodeState<'t> {
+pub(super) struct EncodeState {
     symbols: Vec<u32>,
     ranks: Vec<u64>,
     nodes: Vec<Node>,
     /// Pending merges of the heap path as `rank << 32 | position`: the lowest rank pops first,
     /// the leftmost among equal ranks.
     heap: BinaryHeap<Reverse<u64>>,
-    cache: FxHashMap<&'t [u8], (u32, u32)>,
+    /// Merged words: where their ids start in `cached_ids` and how many there are.
+    cache: FxHashMap<Box<[u8]>, (u32, u32)>,
     cached_ids: Vec<u32>,
 }
 
@@ -102,7 +153,7 @@ fn pair_key(left: u32, right: u32) -> u64 {
     (u64::from(left) << 32) | u64::from(right)
 }
 
-impl EncodeState<'_> {
+impl EncodeState {
     /// Empties the word cache once it holds more than `words` words, keeping its memory: a
     /// worker's cache, kept over many texts, stays small enough to be read from the CPU cache.
     /// (Clearing costs time in proportion to the cache's size, so it is not done per text.)
@@ -111,6 +162,16 @@ impl EncodeState<'_> {
             self.cache.clear();
             self.cached_ids.clear();
         }
+    }
+
+    /// Remembers that `word` merges into `ids`, emptying a full cache first.
+    fn remember(&mut self, word: &[u8], ids: &[u32]) {
+        self.forget_words_over(CACHE_CAPACITY - 1);
+        let start = self.cached_ids.len();
+        self.cached_ids.extend_from_slice(ids);
+        // Both fit: a cached word is at most CACHED_WORD_MAX ids, the cache CACHE_CAPACITY words.
+        self.cache
+            .insert(word.into(), (start as u32, ids.len() as u32));
     }
 }
 
@@ -124,7 +185,7 @@ impl Bpe {
         Self {
             byte_ids,
             merges,
-            whole_tokens: FxHashMap::default(),
+            whole_tokens: WholeTokens::default(),
         }
     }
 
@@ -134,16 +195,16 @@ impl Bpe {
     pub(super) fn with_whole_tokens(mut self, token_bytes: &[Box<[u8]>]) -> Self {
         let mut state = EncodeState::default();
         let mut ids = Vec::new();
-        let mut whole_tokens = FxHashMap::default();
+        let mut whole_tokens = WholeTokens::default();
         for (id, bytes) in token_bytes.iter().enumerate() {
-            let Some(word) = ShortWord::new(bytes).filter(|_| bytes.len() >= 2) else {
+            if !(2..=SHORT_WORD_MAX).contains(&bytes.len()) {
                 continue;
-            };
+            }
             ids.clear();
             self.encode_word(bytes, &mut ids, &mut state);
             // Ids fit in u32: the vocabulary is indexed by u32 ids.
             if ids == [id as u32] {
-                whole_tokens.insert(word, id as u32);
+                whole_tokens.insert(bytes, id as u32);
             }
         }
         self.whole_tokens = whole_tokens;
@@ -162,21 +223,14 @@ impl Bpe {
 
     /// Appends the ids of one pre-tokenized piece to `out`, through the call's word cache.
     #[inline]
-    pub(super) fn encode_piece<'t>(
-        &self,
-        piece: &'t [u8],
-        out: &mut Vec<u32>,
-        state: &mut EncodeState<'t>,
-    ) {
+    pub(super) fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>, state: &mut EncodeState) {
         if let [byte] = piece {
             out.push(self.byte_ids[usize::from(*byte)]);
             return;
         }
-        if let Some(word) = ShortWord::new(piece) {
-            if let Some(&id) = self.whole_tokens.get(&word) {
-                out.push(id);
-                return;
-            }
+        if let Some(id) = self.whole_tokens.get(piece) {
+            out.push(id);
+            return;
         }
         let cacheable = piece.len() <= CACHED_WORD_MAX;
         if cacheable {
@@ -188,18 +242,13 @@ impl Bpe {
         }
         let first = out.len();
         self.encode_word(piece, out, state);
-        if cacheable && state.cache.len() < CACHE_CAPACITY {
-            let start = state.cached_ids.len();
-            state.cached_ids.extend_from_slice(&out[first..]);
-            // Both fit: a cached word is at most CACHED_WORD_MAX ids, the cache CACHE_CAPACITY words.
-            state
-                .cache
-                .insert(piece, (start as u32, (out.len() - first) as u32));
+        if cacheable {
+            state.remember(piece, &out[first..]);
         }
     }
 
     /// Appends the BPE ids of `word` (no cache).
-    pub(super) fn encode_word(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState<'_>) {
+    pub(super) fn encode_word(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState) {
         if word.len() <= LINEAR_SCAN_MAX {
             self.merge_linear(word, out, state);
         } else {
@@ -207,7 +256,7 @@ impl Bpe {
         }
     }
 
-    fn merge_linear(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState<'_>) {
+    fn merge_linear(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState) {
         let symbols = &mut state.symbols;
         let ranks = &mut state.ranks;
         symbols.clear();
@@ -244,7 +293,7 @@ impl Bpe {
         out.extend_from_slice(symbols);
     }
 
-    fn merge_heap(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState<'_>) {
+    fn merge_heap(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState) {
         let nodes = &mut state.nodes;
         nodes.clear();
         let last = word.len() - 1;
@@ -377,7 +426,7 @@ mod tests {
         ];
         let token_bytes: Vec<Box<[u8]>> = spellings.iter().map(|&bytes| bytes.into()).collect();
         let bpe = toy().with_whole_tokens(&token_bytes);
-        let mut whole: Vec<u32> = bpe.whole_tokens.values().copied().collect();
+        let mut whole: Vec<u32> = bpe.whole_tokens.ids().collect();
         whole.sort_unstable();
         assert_eq!(whole, [4, 5, 6, 7, 8]);
         let mut state = EncodeState::default();
@@ -386,6 +435,31 @@ mod tests {
             bpe.encode_piece(word, &mut out, &mut state);
         }
         assert_eq!(out, [7, 0, 1, 4, 5]);
+    }
+
+    #[test]
+    fn whole_token_keys_tell_every_length_apart() {
+        let words: [&[u8]; 8] = [
+            b"a\0",
+            b"a\0\0",
+            b"abcdefg",
+            b"abcdefg\0",
+            b"abcdefgh",
+            b"abcdefghijklmnop",
+            b"abcdefghijklmno",
+            b"abcdefghijklmno\0",
+        ];
+        let mut table = WholeTokens::default();
+        for (id, word) in words.iter().enumerate() {
+            table.insert(word, id as u32);
+        }
+        for (id, word) in words.iter().enumerate() {
+            assert_eq!(table.get(word), Some(id as u32), "{word:?}");
+        }
+        assert_eq!(table.get(b"a"), None);
+        assert_eq!(table.get(b"abcdefghijklmnopq"), None);
+        table.insert(b"abcdefghijklmnopq", 99);
+        assert_eq!(table.ids().count(), words.len());
     }
 
     #[test]

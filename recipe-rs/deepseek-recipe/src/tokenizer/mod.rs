@@ -16,6 +16,7 @@ mod extend;
 mod load;
 mod parallel;
 mod pretokenize;
+mod thread_state;
 mod unicode_tables;
 
 use std::ops::Range;
@@ -57,6 +58,8 @@ pub struct Tokenizer {
 }
 
 struct Inner {
+    /// Identifies these tables among all tokenizers of the process (see [`thread_state`]).
+    id: u64,
     bpe: Bpe,
     added: AddedTokens,
     tokens: Vec<Option<Box<str>>>,
@@ -85,6 +88,7 @@ impl Tokenizer {
         let parts = load::parse(json.as_ref())?;
         Ok(Self {
             inner: Arc::new(Inner {
+                id: thread_state::new_tokenizer_id(),
                 bpe: parts.bpe,
                 added: parts.added,
                 tokens: parts.tokens,
@@ -198,17 +202,23 @@ impl Tokenizer {
             return self.encode_segments(&segments);
         }
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        self.encode_into(text, allow_special, &mut out, &mut EncodeState::default());
+        self.with_state(|state| self.encode_into(text, allow_special, &mut out, state));
         out
     }
 
+    /// `job` with this thread's encode state for this tokenizer (its word cache kept across
+    /// calls).
+    fn with_state<R>(&self, job: impl FnOnce(&mut EncodeState) -> R) -> R {
+        thread_state::with_state(self.inner.id, job)
+    }
+
     /// Appends the ids of `text` to `out` on the calling thread, through `state`'s word cache.
-    fn encode_into<'t>(
+    fn encode_into(
         &self,
-        text: &'t str,
+        text: &str,
         allow_special: bool,
         out: &mut Vec<u32>,
-        state: &mut EncodeState<'t>,
+        state: &mut EncodeState,
     ) {
         if allow_special {
             self.inner.added.split(text, &mut |segment| match segment {
@@ -321,17 +331,17 @@ impl Tokenizer {
         out
     }
 
-    /// Appends the ids of `segments` to `out`, on the calling thread with one word cache.
+    /// Appends the ids of `segments` to `out`, on the calling thread with its word cache.
     fn encode_segments_into(&self, segments: &[Segment<'_>], out: &mut Vec<u32>) {
-        self.encode_segments_with(segments, out, &mut EncodeState::default());
+        self.with_state(|state| self.encode_segments_with(segments, out, state));
     }
 
     /// Appends the ids of `segments` to `out`, on the calling thread through `state`'s cache.
-    fn encode_segments_with<'t>(
+    fn encode_segments_with(
         &self,
-        segments: &[Segment<'t>],
+        segments: &[Segment<'_>],
         out: &mut Vec<u32>,
-        state: &mut EncodeState<'t>,
+        state: &mut EncodeState,
     ) {
         for segment in segments {
             match *segment {
@@ -366,7 +376,21 @@ impl Tokenizer {
         special_ranges: &[Range<usize>],
     ) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        let mut state = EncodeState::default();
+        self.with_state(|state| {
+            self.encode_around_special_ranges(text, special_ranges, &mut out, state)
+        })?;
+        Ok(out)
+    }
+
+    /// Appends the ids of `text` with `special_ranges` as tokens (see
+    /// [`encode_with_special_ranges`](Self::encode_with_special_ranges)) to `out`.
+    fn encode_around_special_ranges(
+        &self,
+        text: &str,
+        special_ranges: &[Range<usize>],
+        out: &mut Vec<u32>,
+        state: &mut EncodeState,
+    ) -> Result<()> {
         let mut done = 0;
         for range in special_ranges {
             let (Some(before), Some(special)) =
@@ -381,15 +405,15 @@ impl Tokenizer {
                     "special range {range:?} ({special:?}) is not a token"
                 ))
             })?;
-            self.encode_plain(before, &mut out, &mut state);
+            self.encode_plain(before, out, state);
             out.push(id);
             done = range.end;
         }
-        self.encode_plain(&text[done..], &mut out, &mut state);
-        Ok(out)
+        self.encode_plain(&text[done..], out, state);
+        Ok(())
     }
 
-    fn encode_plain<'t>(&self, text: &'t str, out: &mut Vec<u32>, state: &mut EncodeState<'t>) {
+    fn encode_plain(&self, text: &str, out: &mut Vec<u32>, state: &mut EncodeState) {
         pretokenize::pretokenize(text, &mut |piece| {
             self.inner.bpe.encode_piece(piece.as_bytes(), out, state);
         });
@@ -421,7 +445,7 @@ impl Tokenizer {
     fn token_bytes(&self, id: u32) -> Result<&[u8]> {
         match self.inner.tokens.get(id as usize) {
             Some(Some(_)) => Ok(&self.inner.token_bytes[id as usize]),
-            _ => Err(Error::Tokenizer(format!("unknown token id {id}"))),
+            _ => Err(Error::unknown_token_id(id)),
         }
     }
 
@@ -639,6 +663,35 @@ mod tests {
         assert!(Tokenizer::from_json("{").is_err());
         let stripped = json.replacen("\"lstrip\": false", "\"lstrip\": true", 1);
         assert!(Tokenizer::from_json(&stripped).is_err());
+    }
+
+    #[test]
+    fn word_caches_kept_across_calls_never_mix_tokenizers() {
+        // A tokenizer without the first 2,000 merges encodes the same words to other ids.
+        let mut json: serde_json::Value =
+            serde_json::from_slice(DEEPSEEK_V4_JSON).unwrap_or_default();
+        if let Some(merges) = json
+            .pointer_mut("/model/merges")
+            .and_then(serde_json::Value::as_array_mut)
+        {
+            merges.drain(..2000);
+        }
+        let Ok(other) = Tokenizer::from_json(json.to_string()) else {
+            panic!("the trimmed tokenizer.json loads");
+        };
+        let text = "Tokenizers merge the same words again and again: merging, merged, merges.";
+        let fresh = |tokenizer: &Tokenizer| {
+            let tokenizer = tokenizer.clone();
+            std::thread::spawn(move || tokenizer.encode(text, false))
+                .join()
+                .unwrap_or_default()
+        };
+        let (v4_ids, other_ids) = (fresh(v4()), fresh(&other));
+        assert_ne!(v4_ids, other_ids);
+        for _ in 0..3 {
+            assert_eq!(v4().encode(text, false), v4_ids);
+            assert_eq!(other.encode(text, false), other_ids);
+        }
     }
 
     #[test]

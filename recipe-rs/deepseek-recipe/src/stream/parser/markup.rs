@@ -13,14 +13,14 @@ impl StreamParser {
         make: impl Fn(String) -> ArgumentFragment,
     ) {
         let index = self.tool_calls - 1;
-        for part in 0..self.parts.len() {
+        for part in self.first_part_ending_from(start)..self.parts.len() {
             let part_start = self.part_start(part);
             if part_start > end {
                 break;
             }
             let seg_start = start.max(part_start);
-            let seg_end = end.min(self.parts[part].end);
-            let empty_piece = part_start == self.parts[part].end
+            let seg_end = end.min(self.part_end(part));
+            let empty_piece = part_start == self.part_end(part)
                 && part_start >= start
                 && self.parts[part].whole
                 && !self.parts[part].consumed;
@@ -40,13 +40,15 @@ impl StreamParser {
     }
 
     /// Inside a tool-call block, between invokes: `invoke name="` anywhere starts a call, one of
-    /// the block's closing tags ends the block.
+    /// the block's closing tags ends the block. (A closing tag matters only before the first
+    /// invoke, so only that much is searched for one: the rest of the output is not read again
+    /// at every call.)
     pub(super) fn tool_block(&mut self, pos: usize) -> Step {
         let hay = &self.text[pos..];
         let invoke = find_marker(hay, INVOKE_START);
         let close = BLOCK_CLOSE
             .iter()
-            .filter_map(|closer| find_marker(hay, closer))
+            .filter_map(|closer| find_marker(before_marker(hay, invoke, closer), closer))
             .min();
         if let Some(at) = invoke.filter(|&at| close.is_none_or(|close| at < close)) {
             self.state = State::InvokeName;
@@ -92,8 +94,8 @@ impl StreamParser {
     /// `</｜DSML｜` (whatever tag follows) ends the invoke.
     pub(super) fn invoke(&mut self, pos: usize, at_end: bool, out: &mut Vec<ParserEvent>) -> Step {
         let hay = &self.text[pos..];
-        let parameter = find_marker(hay, PARAMETER_START);
         let close = find_marker(hay, DSML_CLOSE);
+        let parameter = find_marker(before_marker(hay, close, PARAMETER_START), PARAMETER_START);
         if let Some(at) = parameter.filter(|&at| close.is_none_or(|close| at < close)) {
             let fragment = if self.parameters == 0 {
                 ArgumentFragment::Open
@@ -150,13 +152,7 @@ impl StreamParser {
         out: &mut Vec<ParserEvent>,
     ) -> Step {
         let hay = &self.text[pos..];
-        let string = find_marker(hay, STRING_VALUE).map(|at| (at, STRING_VALUE, true));
-        let raw = find_marker(hay, RAW_VALUE).map(|at| (at, RAW_VALUE, false));
-        let found = match (string, raw) {
-            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-            (a, b) => a.or(b),
-        };
-        let Some((at, marker, string)) = found else {
+        let Some((at, marker, string)) = first_value_start(hay) else {
             return Step::Wait(if at_end {
                 self.text.len()
             } else {
@@ -220,5 +216,111 @@ impl StreamParser {
                 self.partial_start(from, end, marker, marker.contains(DSML)) == Some(from)
             })
             && self.part_at(start) == self.part_at(from)
+    }
+}
+
+/// The part of `hay` where an occurrence of `marker` would start before the marker found `at`
+/// (all of it when none was found).
+fn before_marker<'a>(hay: &'a str, at: Option<usize>, marker: &str) -> &'a str {
+    match at {
+        Some(at) => &hay[..char_floor(hay, (at + marker.len() - 1).min(hay.len()))],
+        None => hay,
+    }
+}
+
+/// The first `true">` or `false">` in `hay` as `(start, spelling, string)`, found in one pass over
+/// the tag ends `">` (searching for each spelling separately reads the whole rest of the output
+/// for the one that is absent, at every parameter).
+fn first_value_start(hay: &str) -> Option<(usize, &'static str, bool)> {
+    hay.match_indices(VALUE_END).find_map(|(at, _)| {
+        let end = at + VALUE_END.len();
+        [(STRING_VALUE, true), (RAW_VALUE, false)]
+            .into_iter()
+            .find(|(spelling, _)| hay[..end].ends_with(spelling))
+            .map(|(spelling, string)| (end - spelling.len(), spelling, string))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tool calls (name, arguments JSON text) that `text` in one piece gives.
+    fn calls(text: &str) -> Vec<(String, String)> {
+        let mut parser = StreamParser::new(ParsingOptions {
+            starts_in_tool_calls: true,
+            ..ParsingOptions::default()
+        });
+        let mut out = Vec::new();
+        parser.push(Piece::text(text), &mut out);
+        parser.finish(&mut out);
+        let mut calls: Vec<(String, String)> = Vec::new();
+        for event in out {
+            match event {
+                ParserEvent::ToolCallStart { name, .. } => calls.push((name, String::new())),
+                ParserEvent::ToolCallArguments { fragment, .. } => {
+                    let call = calls.last_mut().expect("arguments follow a start");
+                    call.1.push_str(&fragment.json_text());
+                }
+                _ => {}
+            }
+        }
+        calls
+    }
+
+    #[test]
+    fn a_closing_tag_ends_the_block_only_before_the_next_invoke() {
+        let invoke = "<｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"k\" string=\"true\">v</｜DSML｜parameter></｜DSML｜invoke>";
+        let closed = format!("</｜DSML｜tool_calls>{invoke}");
+        assert_eq!(calls(&closed), []);
+        let two = format!("{invoke}\n{invoke}</｜DSML｜tool_calls>{invoke}");
+        let expected = ("f".to_owned(), "{\"k\": \"v\"}".to_owned());
+        assert_eq!(calls(&two), [expected.clone(), expected]);
+    }
+
+    #[test]
+    fn many_calls_in_one_piece_each_get_their_parameters() {
+        let invoke = |index: usize| {
+            let tag = if index % 2 == 0 { "true" } else { "false" };
+            format!("<｜DSML｜invoke name=\"é{index}\"><｜DSML｜parameter name=\"k\" string=\"{tag}\">{index}</｜DSML｜parameter></｜DSML｜invoke>\n")
+        };
+        let text: String = (0..3000).map(invoke).collect();
+        let parsed = calls(&text);
+        assert_eq!(parsed.len(), 3000);
+        for (index, (name, arguments)) in parsed.iter().enumerate() {
+            let value = if index % 2 == 0 {
+                format!("\"{index}\"")
+            } else {
+                index.to_string()
+            };
+            assert_eq!(
+                (name.as_str(), arguments.as_str()),
+                (
+                    format!("é{index}").as_str(),
+                    format!("{{\"k\": {value}}}").as_str()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn the_search_before_a_marker_ends_on_a_character_boundary() {
+        assert_eq!(before_marker("ab\"éé", Some(3), "wxyz"), "ab\"é");
+        assert_eq!(before_marker("ab\"éé", Some(0), "wx"), "a");
+        assert_eq!(before_marker("abc", None, "wxyz"), "abc");
+        assert_eq!(before_marker("abc", Some(2), "wxyz"), "abc");
+    }
+
+    #[test]
+    fn the_first_value_start_is_the_earlier_spelling() {
+        assert_eq!(
+            first_value_start("x=\"false\"> y=\"true\">"),
+            Some((3, RAW_VALUE, false))
+        );
+        assert_eq!(
+            first_value_start("\">\"> string=\"true\">"),
+            Some((13, STRING_VALUE, true))
+        );
+        assert_eq!(first_value_start("no end \"> here"), None);
     }
 }

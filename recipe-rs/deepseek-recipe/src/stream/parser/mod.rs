@@ -6,12 +6,22 @@
 //! reasoning or content text becomes one delta. Only text that can still change meaning is held
 //! (a suffix that may start a marker, trailing newlines that may be trimmed, pending leading
 //! newlines), so the held text stays short and each piece is scanned a bounded number of times.
+//! The one exception is a possible stop sequence, held however long it is (as the reference
+//! does): the text states then read each byte once (a scan position kept between pieces and an
+//! Aho–Corasick automaton over the stop sequences), and the held text is compacted only once
+//! most of it was consumed, so long holds stay linear.
 
 mod fragment;
 mod markup;
+mod scan;
+mod stops;
 mod text;
 
+use std::collections::VecDeque;
+
 pub use fragment::ArgumentFragment;
+use scan::TextScan;
+use stops::StopMatcher;
 
 use crate::converted::{ParsingOptions, ThinkingInitialStage};
 use crate::protocol::output::logprobs::LogprobEntry;
@@ -56,14 +66,19 @@ const ATTRIBUTE_MARKERS: [&str; 2] = [STRING_VALUE, RAW_VALUE];
 const STRING_VALUE: &str = "true\">";
 /// Ends the attribute skip of a raw (non-string) parameter.
 const RAW_VALUE: &str = "false\">";
+/// What both attribute-skip ends end with.
+const VALUE_END: &str = "\">";
 /// JSON output mode fences and the bare-JSON openers.
 const FENCE_OPEN_JSON: &str = "```json\n";
 const FENCE_OPEN: &str = "```\n";
 const FENCE_CLOSE: &str = "\n```";
 /// Held text beyond this many bytes is released even if it could still change meaning, so
-/// adversarial input (e.g. endless newline runs) cannot grow the parser's memory.
+/// adversarial input (e.g. endless newline runs) cannot grow the parser's memory. A possible stop
+/// sequence is the exception: it is held whatever its length, as the reference does (its memory
+/// is bounded by the longest stop sequence plus the piece it starts in).
 pub const MAX_HELD_BYTES: usize = 1 << 14;
-/// Held pieces beyond this count are released likewise (empty pieces hold no bytes).
+/// Held pieces beyond this count are released likewise (empty pieces hold no bytes; the same
+/// exception).
 pub const MAX_HELD_PIECES: usize = 1024;
 /// Consumed text remembered for tags that began before the held text (longer than any tag).
 const TAIL_BYTES: usize = 32;
@@ -158,7 +173,7 @@ enum State {
 /// One piece's share of the held text.
 #[derive(Debug, Clone)]
 struct Part {
-    /// Byte offset (in the held text) where the part ends.
+    /// Stream offset (bytes since the first piece) where the part ends.
     end: usize,
     /// The part is a whole piece (an empty whole piece still yields an empty delta).
     whole: bool,
@@ -174,14 +189,22 @@ struct Part {
 #[derive(Debug, Clone)]
 pub struct StreamParser {
     options: ParsingOptions,
+    stops: StopMatcher,
     state: State,
     json: JsonStage,
     /// Leading newlines of the current reasoning/content section are still being dropped.
     strip_leading: bool,
     /// Nothing but newlines/empty pieces arrived yet in the current section: they are held.
     section_start: bool,
+    /// The output text read; the bytes before `start` were consumed (dropped at compaction).
     text: String,
-    parts: Vec<Part>,
+    /// Where the held text starts in `text`.
+    start: usize,
+    /// Stream offset of `text`'s first byte (part ends are stream offsets).
+    base: usize,
+    parts: VecDeque<Part>,
+    /// How far the current text section was read; `None` after a marker.
+    scan: Option<TextScan>,
     /// The last non-empty piece ended exactly at a marker: the next pieces continue that (empty)
     /// part until one brings text, so empty pieces in between yield no delta.
     continue_part: bool,
@@ -218,13 +241,17 @@ impl StreamParser {
             JsonStage::Off
         };
         Self {
+            stops: StopMatcher::new(&options.stop_sequences),
             options,
             state,
             json,
             strip_leading,
             section_start,
             text: String::new(),
-            parts: Vec::new(),
+            start: 0,
+            base: 0,
+            parts: VecDeque::new(),
+            scan: None,
             continue_part: false,
             tool_calls: 0,
             tool_name: String::new(),
@@ -247,7 +274,7 @@ impl StreamParser {
 
     /// Bytes of text currently held back (waiting for more input).
     pub fn held_bytes(&self) -> usize {
-        self.text.len()
+        self.text.len() - self.start
     }
 
     /// Pieces currently held back.
@@ -279,8 +306,8 @@ impl StreamParser {
         }
         let whole = !self.continue_part;
         self.text.push_str(text);
-        self.parts.push(Part {
-            end: self.text.len(),
+        self.parts.push_back(Part {
+            end: self.base + self.text.len(),
             whole,
             logprobs,
             consumed: false,
@@ -294,15 +321,18 @@ impl StreamParser {
         if self.state != State::Stopped {
             self.run(true, false, out);
         }
+        self.base += self.text.len();
         self.text.clear();
+        self.start = 0;
         self.parts.clear();
+        self.scan = None;
     }
 
     /// Processes held text from its start; keeps what must wait for more input. `empty_piece`:
     /// the latest piece brought no text (it neither starts nor ends a continued part).
     fn run(&mut self, at_end: bool, empty_piece: bool, out: &mut Vec<ParserEvent>) {
         let continued = self.continue_part;
-        let mut pos = 0;
+        let mut pos = self.start;
         let mut marker_end = None;
         loop {
             let step = match self.state {
@@ -319,6 +349,7 @@ impl StreamParser {
                 Step::Marker(next) => {
                     pos = next;
                     marker_end = Some(next);
+                    self.scan = None;
                 }
                 Step::Wait(keep) => {
                     pos = keep;
@@ -335,31 +366,42 @@ impl StreamParser {
     /// `pos` stays held only while a text state holds it (pending leading-newline strip).
     fn drain(&mut self, pos: usize) {
         let text_state = matches!(self.state, State::Reasoning | State::Content);
-        if pos > 0 {
+        if pos > self.start {
             let last = &self.parts[self.part_at(pos - 1)];
             self.consumed_tail_from_text = last.kind == PieceKind::Text;
         }
-        let mut start = 0;
-        let mut consumed = 0;
-        for part in &self.parts {
-            let empty = part.end == start;
-            let done =
-                part.end < pos || (part.end == pos && (!empty || part.consumed || !text_state));
+        let mut start = self.start;
+        while let Some(part) = self.parts.front() {
+            let end = part.end - self.base;
+            let empty = end == start;
+            let done = end < pos || (end == pos && (!empty || part.consumed || !text_state));
             if !done {
                 break;
             }
-            consumed += 1;
-            start = part.end;
+            start = end;
+            self.parts.pop_front();
         }
-        self.parts.drain(..consumed);
-        if let Some(first) = self.parts.first_mut() {
+        if let Some(first) = self.parts.front_mut() {
             first.whole &= start >= pos;
         }
-        for part in &mut self.parts {
-            part.end -= pos;
+        remember_tail(&mut self.consumed_tail, &self.text[self.start..pos]);
+        self.start = pos;
+        // Moving the held text costs as much as it holds: only once that is at most the text
+        // consumed since the last move, so the total stays linear in the output.
+        if 2 * self.start >= self.text.len() {
+            self.compact();
         }
-        remember_tail(&mut self.consumed_tail, &self.text[..pos]);
-        self.text.drain(..pos);
+    }
+
+    /// Moves the held text to the start of the buffer.
+    fn compact(&mut self) {
+        let shift = self.start;
+        self.text.drain(..shift);
+        self.base += shift;
+        self.start = 0;
+        if let Some(scan) = &mut self.scan {
+            scan.shift(shift);
+        }
     }
 
     /// Start of a suffix of the held text `[from, end)` that `marker` may still complete (see
@@ -378,9 +420,10 @@ impl StreamParser {
     /// Whether the held text ending at `end` came from a text chunk there (at the start of the
     /// held text: whether the consumed text did).
     fn text_chunk_at(&self, end: usize) -> bool {
-        match end.checked_sub(1) {
-            Some(last) => self.parts[self.part_at(last)].kind == PieceKind::Text,
-            None => self.consumed_tail_from_text,
+        if end > self.start {
+            self.parts[self.part_at(end - 1)].kind == PieceKind::Text
+        } else {
+            self.consumed_tail_from_text
         }
     }
 
@@ -389,45 +432,56 @@ impl StreamParser {
         self.text.len() - pos > MAX_HELD_BYTES || self.parts.len() > MAX_HELD_PIECES
     }
 
-    /// Start offset of part `index`.
+    /// Start offset (in `text`) of part `index`.
     fn part_start(&self, index: usize) -> usize {
         if index == 0 {
-            0
+            self.start
         } else {
-            self.parts[index - 1].end
+            self.part_end(index - 1)
         }
     }
 
-    /// Whether the held text `[start, end)` may be read as a marker. Stop sequences (`token`
-    /// `None`) never match inside or across a special token. The markup markers end with a special
-    /// token (`token`: `</think>`, the DSML token): a text chunk spells it out, while from token
-    /// ids only that special token itself counts.
-    fn marker_allowed(&self, start: usize, end: usize, token: Option<&str>) -> bool {
-        let mut overlapping = self
+    /// End offset (in `text`) of part `index`.
+    fn part_end(&self, index: usize) -> usize {
+        self.parts[index].end - self.base
+    }
+
+    /// Index of the first part that ends at or after `offset`.
+    fn first_part_ending_from(&self, offset: usize) -> usize {
+        self.parts
+            .partition_point(|part| part.end - self.base < offset)
+    }
+
+    /// Indices of the parts that share a byte with `[start, end)`.
+    fn parts_overlapping(&self, start: usize, end: usize) -> impl Iterator<Item = usize> + '_ {
+        let first = self
             .parts
-            .iter()
-            .enumerate()
-            .filter(|&(index, part)| part.end > start && self.part_start(index) < end);
-        let Some(token) = token else {
-            return overlapping.all(|(_, part)| part.kind != PieceKind::SpecialToken);
-        };
-        if overlapping.all(|(_, part)| part.kind == PieceKind::Text) {
+            .partition_point(|part| part.end - self.base <= start);
+        (first..self.parts.len()).take_while(move |&index| self.part_start(index) < end)
+    }
+
+    /// Whether the held text `[start, end)` may be read as a markup marker, which ends with a
+    /// special token (`token`: `</think>`, the DSML token): a text chunk spells it out, while from
+    /// token ids only that special token itself counts.
+    fn markup_allowed(&self, start: usize, end: usize, token: &str) -> bool {
+        if self
+            .parts_overlapping(start, end)
+            .all(|index| self.parts[index].kind == PieceKind::Text)
+        {
             return true;
         }
         let token_start = end - token.len();
         let index = self.part_at(token_start);
-        let part = &self.parts[index];
-        part.kind == PieceKind::SpecialToken
+        self.parts[index].kind == PieceKind::SpecialToken
             && self.part_start(index) == token_start
-            && part.end == end
+            && self.part_end(index) == end
     }
 
     /// Index of the part containing byte `offset` (the last part for the end offset).
     fn part_at(&self, offset: usize) -> usize {
         self.parts
-            .iter()
-            .position(|part| part.end > offset)
-            .unwrap_or(self.parts.len().saturating_sub(1))
+            .partition_point(|part| part.end - self.base <= offset)
+            .min(self.parts.len().saturating_sub(1))
     }
 }
 
@@ -511,6 +565,14 @@ fn remember_tail(tail: &mut String, consumed: &str) {
         excess += 1;
     }
     tail.drain(..excess);
+}
+
+/// The largest character boundary of `text` at or before `offset`.
+fn char_floor(text: &str, mut offset: usize) -> usize {
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
 }
 
 /// Appends `text` to `target` without letting it grow past `limit` bytes.

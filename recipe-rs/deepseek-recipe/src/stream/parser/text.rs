@@ -1,5 +1,7 @@
 //! Reasoning and content: markers, holding, per-piece deltas and JSON output mode.
 
+use super::scan::{BracketWait, TextScan};
+use super::stops::{StopState, START};
 use super::*;
 
 /// Markers the text states look for.
@@ -39,17 +41,11 @@ impl StreamParser {
         }
     }
 
-    /// The active markers of the current text state, in priority order.
-    fn markers(&self) -> impl Iterator<Item = (&str, Marker)> + '_ {
+    /// The active markup and JSON markers of the current text state, in priority order (stop
+    /// sequences, matched by [`StopMatcher`], come before all of them).
+    fn markers(&self) -> impl Iterator<Item = (&'static str, Marker)> {
         let content = self.state == State::Content;
-        let (stops, think, dsml) = self.active_markers();
-        let stops = self
-            .options
-            .stop_sequences
-            .iter()
-            .enumerate()
-            .filter(move |(_, stop)| stops && !stop.is_empty())
-            .map(|(index, stop)| (stop.as_str(), Marker::StopSequence(index)));
+        let (_, think, dsml) = self.active_markers();
         let markup: &'static [(&'static str, Marker)] = match (think, dsml) {
             (true, true) => &[(THINK_END, Marker::ThinkEnd), (DSML_OPEN, Marker::DsmlOpen)],
             (true, false) => &[(THINK_END, Marker::ThinkEnd)],
@@ -67,16 +63,35 @@ impl StreamParser {
             JsonStage::Fenced | JsonStage::Bare => &[(FENCE_CLOSE, Marker::FenceClose)],
             JsonStage::Off | JsonStage::AfterFence => &[],
         };
-        stops
-            .chain(markup.iter().copied())
-            .chain(json.iter().copied())
+        markup.iter().chain(json).copied()
     }
 
-    /// The marker that completes first in the held text after `pos + skipped`, as `(start, end,
-    /// kind)` relative to `pos` (a short stop sequence inside a longer one wins; earlier markers
-    /// win ties). Occurrences that [`StreamParser::marker_allowed`] rejects are passed over.
-    fn first_marker(&self, pos: usize, skipped: usize) -> Option<(usize, usize, Marker)> {
-        let hay = &self.text[pos..];
+    /// Whether the current text state matches stop sequences (and there are some).
+    fn stops_active(&self) -> bool {
+        self.active_markers().0 && !self.stops.is_empty()
+    }
+
+    /// The marker that completes first in the held text from `pos`, as offsets `(start, end,
+    /// kind)`: a short stop sequence inside a longer one wins; stop sequences, then earlier
+    /// markers, win ties. Reads only what `scan` has not read yet and advances it. Markup
+    /// occurrences that [`StreamParser::markup_allowed`] rejects are passed over, and stop
+    /// sequences never match inside or across a special token.
+    ///
+    /// No marker sees the leading newlines being stripped from content (`strip`), except that a
+    /// stop sequence that is exactly `"\n"` matches the first of them.
+    fn first_marker(
+        &self,
+        pos: usize,
+        strip: bool,
+        scan: &mut TextScan,
+    ) -> Option<(usize, usize, Marker)> {
+        let stops = self.stops_active();
+        let skipped = if strip { scan.newlines_end } else { pos };
+        if stops && skipped > pos {
+            if let Some(index) = self.stops.newline_stop() {
+                return Some((pos, pos + 1, Marker::StopSequence(index)));
+            }
+        }
         let mut found: Option<(usize, usize, Marker)> = None;
         for (marker, kind) in self.markers() {
             let token = match kind {
@@ -84,45 +99,108 @@ impl StreamParser {
                 Marker::DsmlOpen => Some(DSML),
                 _ => None,
             };
-            let mut from = skipped;
-            while let Some(at) = find_marker(&hay[from..], marker) {
+            // A marker that was incomplete at the end of the text read so far may end later.
+            let resume = scan.end.saturating_sub(marker.len() - 1).max(skipped);
+            let mut from = char_floor(&self.text, resume);
+            while let Some(at) = find_marker(&self.text[from..], marker) {
                 let start = from + at;
                 let end = start + marker.len();
                 if found.is_some_and(|(_, best, _)| end >= best) {
                     break;
                 }
-                if self.marker_allowed(pos + start, pos + end, token) {
+                if token.is_none_or(|token| self.markup_allowed(start, end, token)) {
                     found = Some((start, end, kind));
                     break;
                 }
-                from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
+                from = start + self.text[start..].chars().next().map_or(1, char::len_utf8);
             }
         }
+        if stops {
+            let from = scan.end.max(skipped);
+            let until = found.map_or(self.text.len(), |(_, end, _)| end);
+            if let Some((end, index)) = self.feed_stops(&mut scan.stop, from, until) {
+                let start = end - self.stops.stop_len(index);
+                return Some((start, end, Marker::StopSequence(index)));
+            }
+        }
+        scan.read_to_end(&self.text);
         found
+    }
+
+    /// Feeds `[from, until)` of the held text to the stop matcher in `state`, part by part: a
+    /// special token's text belongs to no stop sequence and restarts the matcher. Returns where
+    /// the first stop sequence ends, and its index.
+    fn feed_stops(
+        &self,
+        state: &mut StopState,
+        from: usize,
+        until: usize,
+    ) -> Option<(usize, usize)> {
+        let mut at = from;
+        let mut index = self.part_at(from);
+        while at < until {
+            let end = self.part_end(index).min(until);
+            if self.parts[index].kind == PieceKind::SpecialToken {
+                *state = START;
+            } else if let Some((len, stop)) = self.stops.feed(state, &self.text.as_bytes()[at..end])
+            {
+                return Some((at + len, stop));
+            }
+            at = end;
+            index += 1;
+        }
+        None
     }
 
     /// Whether the bracket that starts a bare JSON document at `[start, from)` waits for more
     /// input: everything after it in its piece may still start the closing fence or a stop
-    /// sequence (and no stop sequence is complete there), as [`StreamParser::defers`] has it for
-    /// markup. (It never waits behind empty pieces held at a section start.)
-    fn bare_json_defers(&self, start: usize, from: usize, at_end: bool) -> bool {
+    /// sequence (and no stop sequence nor closing fence is complete there), as
+    /// [`StreamParser::defers`] has it for markup. (It never waits behind empty pieces held at a section start.) The text after the
+    /// bracket is read once, however many pieces it waits for (`scan` keeps how far).
+    fn bare_json_defers(
+        &self,
+        start: usize,
+        from: usize,
+        at_end: bool,
+        scan: &mut TextScan,
+    ) -> bool {
         let end = self.text.len();
         if at_end || from == end || self.part_at(start) != self.part_at(from) {
             return false;
         }
-        let stops = self.options.stop_sequences.iter().map(String::as_str);
-        if stops
-            .clone()
-            .any(|stop| !stop.is_empty() && self.text[from..].contains(stop))
-        {
+        let mut wait = scan
+            .bracket
+            .filter(|wait| wait.start == start)
+            .unwrap_or(BracketWait {
+                start,
+                read: from,
+                stop: START,
+            });
+        let fresh = &self.text.as_bytes()[wait.read..end];
+        let fence_from = wait.read.saturating_sub(FENCE_CLOSE.len() - 1).max(from);
+        let fence = find_marker(
+            &self.text[char_floor(&self.text, fence_from)..],
+            FENCE_CLOSE,
+        );
+        if fence.is_some() || self.stops.feed(&mut wait.stop, fresh).is_some() {
             return false;
         }
-        let held = stops
-            .chain([FENCE_CLOSE])
-            .filter(|marker| !marker.is_empty())
-            .filter_map(|marker| self.partial_start(from, end, marker, false))
-            .min();
-        held == Some(from)
+        wait.read = end;
+        let after = &self.text[from..end];
+        let defers = self.stops.depth(wait.stop) == after.len()
+            || self.partial_start(from, end, FENCE_CLOSE, false) == Some(from);
+        scan.bracket = defers.then_some(wait);
+        defers
+    }
+
+    /// Whether an empty whole piece not yet emitted is held at `pos`.
+    fn empty_piece_at(&self, pos: usize) -> bool {
+        (self.first_part_ending_from(pos)..self.parts.len())
+            .take_while(|&index| self.part_end(index) == pos)
+            .any(|index| {
+                let part = &self.parts[index];
+                self.part_start(index) == pos && part.whole && !part.consumed
+            })
     }
 
     /// Drops the empty pieces lying within `[start, end]` of the held text: they yield no delta.
@@ -130,24 +208,15 @@ impl StreamParser {
         if end == start {
             return;
         }
-        for index in 0..self.parts.len() {
+        for index in self.first_part_ending_from(start)..self.parts.len() {
             let part_start = self.part_start(index);
-            if part_start >= start
-                && self.parts[index].end <= end
-                && part_start == self.parts[index].end
-            {
+            if part_start > end {
+                break;
+            }
+            if part_start >= start && part_start == self.part_end(index) {
                 self.parts[index].consumed = true;
             }
         }
-    }
-
-    /// Where stop sequences may start matching held text: after the last special token.
-    fn after_special_tokens(&self, pos: usize) -> usize {
-        let last = self
-            .parts
-            .iter()
-            .rposition(|part| part.kind == PieceKind::SpecialToken);
-        last.map_or(pos, |index| self.parts[index].end.max(pos))
     }
 
     /// Reasoning and content: cut at markers, emit text per part, hold what may change.
@@ -157,25 +226,17 @@ impl StreamParser {
         at_end: bool,
         out: &mut Vec<ParserEvent>,
     ) -> Step {
-        let hay = &self.text[pos..];
         let reasoning = self.state == State::Reasoning;
-        let found = self.stripped_newline_stop(hay).or_else(|| {
-            // Stop sequences never see the leading newlines being stripped.
-            let skipped = if self.strip_leading && !reasoning {
-                hay.len() - hay.trim_start_matches('\n').len()
-            } else {
-                0
-            };
-            self.first_marker(pos, skipped)
-        });
+        let mut scan = self.scan.take().unwrap_or(TextScan::at(pos));
+        scan.read_newlines(&self.text);
+        let found = match scan.bracket {
+            Some(wait) => Some((wait.start, wait.start + 1, Marker::BareJson)),
+            None => self.first_marker(pos, self.strip_leading && !reasoning, &mut scan),
+        };
         if let Some((start, end, kind)) = found {
             let section_start = self.section_start;
             // Empty pieces held at the section start, with nothing (not even a newline) after.
-            let held_empty_pieces = section_start
-                && start == 0
-                && self.parts.iter().enumerate().any(|(index, part)| {
-                    self.part_start(index) == pos && part.end == pos && part.whole && !part.consumed
-                });
+            let held_empty_pieces = section_start && start == pos && self.empty_piece_at(pos);
             if !reasoning {
                 self.section_start = false;
             }
@@ -189,9 +250,9 @@ impl StreamParser {
             // the JSON document.
             let before_end = match trim {
                 Trim::TrailingNewlines(marker) => {
-                    self.without_trailing_newlines(pos, pos + start, marker)
+                    self.without_trailing_newlines(pos, start, marker)
                 }
-                Trim::None => pos + start,
+                Trim::None => start,
             };
             let before = &self.text[pos..before_end];
             let visible = if self.strip_leading {
@@ -201,7 +262,7 @@ impl StreamParser {
             };
             self.skip_empty_pieces = visible.is_empty()
                 && (section_start || matches!(kind, Marker::BareJson | Marker::FenceOpen));
-            self.emit_text(pos, pos + start, trim, out);
+            self.emit_text(pos, start, trim, out);
             self.skip_empty_pieces = false;
             match kind {
                 Marker::StopSequence(index) => {
@@ -221,7 +282,7 @@ impl StreamParser {
                     // The block scan starts at the DSML token itself, so an opener that is
                     // already an invoke (`<｜DSML｜invoke name="…">`) starts a call.
                     self.state = State::ToolBlock;
-                    return Step::Marker(pos + start + 1);
+                    return Step::Marker(start + 1);
                 }
                 Marker::FenceOpen => {
                     self.json = JsonStage::Fenced;
@@ -229,24 +290,25 @@ impl StreamParser {
                 }
                 Marker::FenceClose => self.json = JsonStage::AfterFence,
                 Marker::BareJson => {
-                    if !held_empty_pieces && self.bare_json_defers(pos + start, pos + end, at_end) {
-                        return Step::Wait(pos + start);
+                    if !held_empty_pieces && self.bare_json_defers(start, end, at_end, &mut scan) {
+                        self.scan = Some(scan);
+                        return Step::Wait(start);
                     }
                     self.json = JsonStage::Bare;
                     self.strip_leading = false;
                     // The bracket is its own delta; empty pieces before it were dealt with above.
                     self.skip_empty_pieces = true;
-                    self.emit_text(pos + start, pos + end, Trim::None, out);
+                    self.emit_text(start, end, Trim::None, out);
                     self.skip_empty_pieces = false;
                 }
             }
-            return Step::Marker(pos + end);
+            return Step::Marker(end);
         }
         // Nothing visible yet: leading newlines that will be stripped, or empty pieces.
         let only_newlines = if self.strip_leading {
-            hay.bytes().all(|byte| byte == b'\n')
+            scan.newlines_end == self.text.len()
         } else {
-            hay.is_empty()
+            pos == self.text.len()
         };
         if at_end {
             if !(self.section_start && only_newlines) {
@@ -254,46 +316,56 @@ impl StreamParser {
             }
             return Step::Wait(self.text.len());
         }
+        self.scan = Some(scan);
         if self.section_start && only_newlines && !self.over_hold_limit(pos) {
             return Step::Wait(pos);
         }
         // Each marker holds from where it may still start; the markers that trim the newlines
         // before them (`</think>` ending reasoning, the DSML opener) also hold those newlines.
-        let mut hold = self.text.len();
-        let stops_from = self.after_special_tokens(pos);
+        let end = self.text.len();
+        let mut hold = end;
         for (marker, kind) in self.markers() {
-            let from = if matches!(kind, Marker::StopSequence(_)) {
-                stops_from
-            } else {
-                pos
-            };
             let markup = matches!(kind, Marker::ThinkEnd | Marker::DsmlOpen);
-            let partial = self.partial_start(from, self.text.len(), marker, markup);
-            let mut marker_hold = partial.unwrap_or(self.text.len());
+            let mut marker_hold = self.partial_start(pos, end, marker, markup).unwrap_or(end);
             let trims = match kind {
                 Marker::ThinkEnd => reasoning,
                 Marker::DsmlOpen => true,
                 _ => false,
             };
             if trims {
-                marker_hold = self.without_trailing_newlines(pos, marker_hold, marker);
+                // Trailing newlines of all the held text were tracked as it was read.
+                let trimmed_end = if marker_hold == end {
+                    scan.trailing_newlines.max(pos)
+                } else {
+                    pos + self.text[pos..marker_hold].trim_end_matches('\n').len()
+                };
+                marker_hold = self.after_broken_tag(trimmed_end, marker_hold, marker);
             }
             hold = hold.min(marker_hold);
         }
+        // A possible stop sequence is held whatever its length, like the reference does (the
+        // stripped leading newlines are no part of one).
+        let stop_hold = if self.stops_active() {
+            (end - self.stops.depth(scan.stop)).max(pos)
+        } else {
+            end
+        };
         if self.section_start {
-            if hold == pos && !self.over_hold_limit(pos) {
+            let first_hold = hold.min(stop_hold);
+            if first_hold == pos && !self.over_hold_limit(pos) {
                 // Empty pieces at a section start wait for the first text that is certain.
                 return Step::Wait(pos);
             }
             self.section_start = false;
             if self.strip_leading {
                 // They go with the leading newlines stripped before that text, if any.
-                let newlines = self.text[pos..hold].len()
-                    - self.text[pos..hold].trim_start_matches('\n').len();
-                self.drop_empty_pieces(pos, pos + newlines);
+                self.drop_empty_pieces(pos, scan.newlines_end.clamp(pos, first_hold));
             }
         }
-        let keep = self.hold_from(pos, hold);
+        let mut keep = self.hold_from(pos, hold);
+        if stop_hold < end {
+            keep = keep.min(self.part_start(self.part_at(stop_hold)).max(pos));
+        }
         self.emit_text(pos, keep, Trim::None, out);
         Step::Wait(keep)
     }
@@ -310,40 +382,34 @@ impl StreamParser {
         self.part_start(self.part_at(hold)).max(pos)
     }
 
-    /// A stop sequence that is exactly `"\n"` matches the first leading newline being stripped
-    /// from content (the only stop sequence that sees those newlines).
-    fn stripped_newline_stop(&self, hay: &str) -> Option<(usize, usize, Marker)> {
-        let (stops, _, _) = self.active_markers();
-        if !(stops && self.strip_leading && self.state == State::Content && hay.starts_with('\n')) {
-            return None;
-        }
-        let index = self
-            .options
-            .stop_sequences
-            .iter()
-            .position(|stop| stop == "\n")?;
-        Some((0, 1, Marker::StopSequence(index)))
+    /// Where held text `[start, end)` ends without the trailing newlines that `marker` would
+    /// trim (see [`Self::after_broken_tag`]).
+    fn without_trailing_newlines(&self, start: usize, end: usize, marker: &str) -> usize {
+        let trimmed_end = start + self.text[start..end].trim_end_matches('\n').len();
+        self.after_broken_tag(trimmed_end, end, marker)
     }
 
-    /// Where held text `[start, end)` ends without the trailing newlines that `marker` would
-    /// trim. A newline right after a proper prefix of the marker is the character that broke
-    /// that possible tag: text, not a trailing newline, as far as this marker is concerned (the
-    /// prefix may lie before `start`, even in text already consumed).
-    fn without_trailing_newlines(&self, start: usize, end: usize, marker: &str) -> usize {
-        let trimmed = self.text[start..end].trim_end_matches('\n');
-        let trimmed_end = start + trimmed.len();
+    /// Where the held text ending at `end`, whose trailing newlines start at `trimmed_end`, ends
+    /// without the newlines that `marker` would trim. A newline right after a proper prefix of
+    /// the marker is the character that broke that possible tag: text, not a trailing newline,
+    /// as far as this marker is concerned (the prefix may lie before the held text, even in text
+    /// already consumed).
+    fn after_broken_tag(&self, trimmed_end: usize, end: usize, marker: &str) -> usize {
         if trimmed_end == end {
             return end;
         }
-        let broken_tag = self.partial_start(0, trimmed_end, marker, true).is_some()
-            || (trimmed_end < marker.len() && self.continues_consumed_tag(trimmed_end, marker));
+        let broken_tag = self
+            .partial_start(self.start, trimmed_end, marker, true)
+            .is_some()
+            || (trimmed_end - self.start < marker.len()
+                && self.continues_consumed_tag(trimmed_end, marker));
         trimmed_end + usize::from(broken_tag)
     }
 
     /// Whether the held text up to `end` continues a possible `marker` tag that began in text
     /// already consumed.
     fn continues_consumed_tag(&self, end: usize, marker: &str) -> bool {
-        let joined = [self.consumed_tail.as_str(), &self.text[..end]].concat();
+        let joined = [self.consumed_tail.as_str(), &self.text[self.start..end]].concat();
         partial_tag_start(&joined, marker, self.text_chunk_at(end))
             .is_some_and(|start| start < self.consumed_tail.len())
     }
@@ -369,12 +435,9 @@ impl StreamParser {
         if to > from {
             self.section_start = false;
         }
-        let Some(first) = self.parts.iter().position(|part| part.end >= start) else {
-            return;
-        };
-        for index in first..self.parts.len() {
+        for index in self.first_part_ending_from(start)..self.parts.len() {
             let part_start = self.part_start(index);
-            let part_end = self.parts[index].end;
+            let part_end = self.part_end(index);
             if part_start > end || (part_start == end && part_end > end) {
                 break;
             }
@@ -411,6 +474,197 @@ impl StreamParser {
             } else {
                 out.push(ParserEvent::Content(delta));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn content_parser(stops: &[&str]) -> StreamParser {
+        StreamParser::new(ParsingOptions {
+            stop_sequences: stops.iter().map(|stop| (*stop).to_owned()).collect(),
+            ..ParsingOptions::default()
+        })
+    }
+
+    /// The content text and the matched stop after `pieces` (and `finish` unless stopped).
+    fn run(parser: &mut StreamParser, pieces: &[&str]) -> (String, Option<String>) {
+        let mut out = Vec::new();
+        for piece in pieces {
+            parser.push(Piece::text(*piece), &mut out);
+        }
+        if !parser.stopped() {
+            parser.finish(&mut out);
+        }
+        let mut content = String::new();
+        let mut stop = None;
+        for event in out {
+            match event {
+                ParserEvent::Content(delta) => content.push_str(&delta.text),
+                ParserEvent::StopSequence(matched) => stop = Some(matched),
+                _ => {}
+            }
+        }
+        (content, stop)
+    }
+
+    #[test]
+    fn a_long_stop_is_held_piece_by_piece_until_it_matches() {
+        let stop = format!("Q{}", "ab".repeat(5000));
+        let mut parser = content_parser(&[&stop]);
+        let mut out = Vec::new();
+        parser.push(Piece::text("hi "), &mut out);
+        for (count, ch) in stop.chars().take(stop.len() - 1).enumerate() {
+            parser.push(Piece::text(ch.to_string()), &mut out);
+            assert_eq!(parser.held_pieces(), count + 1);
+        }
+        assert!(parser.held_bytes() > MAX_HELD_BYTES / 2);
+        parser.push(Piece::text("b tail"), &mut out);
+        assert!(parser.stopped());
+        assert_eq!(out.last(), Some(&ParserEvent::StopSequence(stop)));
+    }
+
+    #[test]
+    fn stops_are_off_before_a_json_document() {
+        let mut parser = StreamParser::new(ParsingOptions {
+            parse_json_output: true,
+            stop_sequences: vec!["ab".into()],
+            ..ParsingOptions::default()
+        });
+        assert_eq!(
+            run(&mut parser, &["ab", "{\"k\":", "1}ab"]).1.as_deref(),
+            Some("ab")
+        );
+        let mut parser = StreamParser::new(ParsingOptions {
+            parse_json_output: true,
+            stop_sequences: vec!["ab".into()],
+            ..ParsingOptions::default()
+        });
+        assert_eq!(run(&mut parser, &["x ab", "y"]).1, None);
+    }
+
+    #[test]
+    fn stripped_leading_newlines_are_seen_one_at_a_time() {
+        assert_eq!(
+            run(&mut content_parser(&["\n"]), &["\n\nX"]).1.as_deref(),
+            Some("\n")
+        );
+        assert_eq!(
+            run(&mut content_parser(&["\nX"]), &["\n", "X"]),
+            ("X".into(), None)
+        );
+        assert_eq!(
+            run(&mut content_parser(&["\n\n"]), &["\n", "\n", "a"]),
+            ("a".into(), None)
+        );
+    }
+
+    /// Content texts per piece pushed (`Piece::text` unless given).
+    fn per_piece(parser: &mut StreamParser, pieces: Vec<Piece>) -> Vec<Vec<String>> {
+        pieces
+            .into_iter()
+            .map(|piece| {
+                let mut out = Vec::new();
+                parser.push(piece, &mut out);
+                out.into_iter()
+                    .filter_map(|event| match event {
+                        ParserEvent::Content(delta) => Some(delta.text),
+                        ParserEvent::StopSequence(stop) => Some(format!("STOP {stop}")),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_stop_start_is_held_from_after_the_stripped_newlines() {
+        let pieces = ["\n", "a", "b"].map(Piece::text).to_vec();
+        let got = per_piece(&mut content_parser(&["\nab"]), pieces);
+        assert_eq!(got, [vec![], vec!["a".to_owned()], vec!["b".to_owned()]]);
+    }
+
+    #[test]
+    fn a_special_token_restarts_stop_matching() {
+        let special = |text: &str| Piece {
+            text: text.into(),
+            kind: PieceKind::SpecialToken,
+            ..Piece::default()
+        };
+        let pieces = vec![
+            Piece::text("xa"),
+            special("b"),
+            Piece::text("a"),
+            Piece::text("b"),
+        ];
+        let got = per_piece(&mut content_parser(&["ab"]), pieces);
+        let expected: [&[&str]; 4] = [&[], &["xa", "b"], &[], &["STOP ab"]];
+        assert_eq!(
+            got,
+            expected.map(|texts| texts.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+        );
+    }
+
+    #[test]
+    fn a_bare_bracket_waits_while_a_stop_start_follows_it() {
+        let mut parser = StreamParser::new(ParsingOptions {
+            parse_json_output: true,
+            stop_sequences: vec![format!("Q{}", "x".repeat(5000))],
+            ..ParsingOptions::default()
+        });
+        let mut pieces = vec![Piece::text("{Q")];
+        pieces.extend((0..3000).map(|_| Piece::text("x")));
+        pieces.push(Piece::text("y"));
+        let got = per_piece(&mut parser, pieces);
+        assert!(got[..3001].iter().all(Vec::is_empty));
+        let released = &got[3001];
+        assert_eq!(
+            released.len(),
+            3003,
+            "the bracket, its piece's rest, each x, then y"
+        );
+        assert_eq!(released[..2], ["{".to_owned(), "Q".to_owned()]);
+        assert_eq!(released.concat(), format!("{{Q{}y", "x".repeat(3000)));
+    }
+
+    /// The naive rule on the whole text: the content before the stop that ends first (the
+    /// earliest listed at the same end), and that stop.
+    fn naive(text: &str, stops: &[String]) -> (String, Option<String>) {
+        let found = (1..=text.len())
+            .filter(|&end| text.is_char_boundary(end))
+            .find_map(|end| {
+                stops
+                    .iter()
+                    .find(|stop| !stop.is_empty() && text[..end].ends_with(stop.as_str()))
+                    .map(|stop| (end - stop.len(), stop.clone()))
+            });
+        match found {
+            Some((start, stop)) => (text[..start].to_owned(), Some(stop)),
+            None => (text.to_owned(), None),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn content_stops_match_like_the_naive_rule_for_any_split(
+            text in "[abé][abé\n]{0,60}",
+            stops in prop::collection::vec("[abé\n]{1,5}|a{2,12}", 1..5),
+            cuts in prop::collection::vec(0usize..80, 0..12),
+        ) {
+            let mut bounds: Vec<usize> = cuts
+                .iter()
+                .map(|cut| cut % (text.len() + 1))
+                .filter(|&cut| text.is_char_boundary(cut))
+                .collect();
+            bounds.extend([0, text.len()]);
+            bounds.sort_unstable();
+            let pieces: Vec<&str> = bounds.windows(2).map(|pair| &text[pair[0]..pair[1]]).collect();
+            let stop_refs: Vec<&str> = stops.iter().map(String::as_str).collect();
+            let got = run(&mut content_parser(&stop_refs), &pieces);
+            prop_assert_eq!(got, naive(&text, &stops));
         }
     }
 }

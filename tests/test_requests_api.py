@@ -1,0 +1,41 @@
+"""The request API's Python surface: what `convert`, `render` and `encode` return."""
+
+from __future__ import annotations
+
+import json
+
+import deepseek_recipe as dr
+
+BODY = {
+    "model": "DeepSeek-V4-Pro",
+    "messages": [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Say <｜User｜> back, then 中文 and 😀."},
+    ],
+}
+
+
+def test_every_request_form_converts_alike():
+    text = json.dumps(BODY, ensure_ascii=False)
+    expected = dr.convert(BODY).to_json()
+    assert dr.convert(text).to_json() == expected
+    assert dr.convert(text.encode()).to_json() == expected
+    assert dr.convert(text, protocol="chat_completions").to_json() == expected
+
+
+def test_render_makes_the_prompt_string_once():
+    converted = dr.convert(BODY)
+    first, second = converted.render(), converted.render()
+    assert first.prompt is second.prompt
+    assert first.special_ranges == second.special_ranges
+    # Each call gets its own ranges list: changing one changes no later result.
+    first.special_ranges.clear()
+    assert converted.render().special_ranges == second.special_ranges != []
+    for start, end in second.special_ranges:
+        assert second.prompt[start:end].startswith("<")
+
+
+def test_encode_after_render_is_the_fresh_encode():
+    converted = dr.convert(BODY)
+    converted.render()
+    assert converted.encode() == dr.convert(BODY).encode() == dr.encode(BODY)
