@@ -10,6 +10,8 @@ PEER_PY := bench/.peer-venv/bin/python
 N ?= 2000
 STREAMS ?= 1000
 SEED ?=
+DIFF_OUT ?= reports/differential
+DIFF_ARGS ?=
 JOBS ?= $(shell nproc)
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
@@ -69,7 +71,7 @@ $(PEER_PY):
 
 diff: $(PEER_PY) ## Differential run against the published 0.2.0 (N requests per protocol, STREAMS streams, SEED)
 	$(PY) -m tests.differential --requests $(N) --streams $(STREAMS) $(if $(SEED),--seed $(SEED)) \
-		--jobs $(JOBS) --out reports/differential
+		--jobs $(JOBS) --out $(DIFF_OUT) $(DIFF_ARGS)
 
 selftest: ## The main job: boot the reference server (tiny model) and run the conformance suite on it
 	BIN=$(BIN) scripts/selftest.sh

@@ -314,6 +314,13 @@ def schema(rng: R, depth: int = 0, *, odd: float = 0.1, strictish: bool = False)
             node["additionalProperties"] = pick(rng, [False, False, True, {}, {"type": "string"}])
         if depth == 0 and chance(rng, 0.1):
             node["$defs"] = {"A": schema(rng, depth + 2, odd=odd)}
+        if chance(rng, 0.05):
+            # The reference's strict model reads `$def` (singular) as named sub-schemas.
+            node["$def"] = (
+                {n: schema(rng, depth + 2, odd=odd) for n in pick(rng, [["A"], ["B", "A"], []])}
+                if not chance(rng, odd)
+                else scalar(rng)
+            )
     if kind == "array" or chance(rng, odd * 0.3):
         if not chance(rng, odd):
             node["items"] = schema(rng, depth + 1, odd=odd, strictish=strictish)

@@ -63,12 +63,17 @@ enum JsonSchema {
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum JsonSchemaType {
+    // The fields in the reference's order: a node given as a sequence reads them by position
+    // (found by the differential harness).
     Object {
         properties: Option<Properties>,
-        required: Option<Vec<String>>,
         #[serde(rename = "additionalProperties")]
         additional_properties: Option<bool>,
+        required: Option<Vec<String>>,
         description: Option<String>,
+        /// Named sub-schemas (`$def`, singular, as the reference spells it), kept in the output.
+        #[serde(rename = "$def")]
+        definitions: Option<Properties>,
     },
     String {
         description: Option<String>,
@@ -163,7 +168,7 @@ impl StringFormat {
     }
 }
 
-/// `properties`, in document order.
+/// Named schemas (`properties`, `$def`), in document order.
 struct Properties(Vec<(String, JsonSchema)>);
 
 impl<'de> Deserialize<'de> for Properties {
@@ -277,25 +282,36 @@ impl JsonSchema {
     }
 }
 
+/// Named schemas (`properties`, `$def`) written in order; an object among them needs properties.
+fn write_named(named: &[(String, JsonSchema)]) -> Result<Map<String, Value>, String> {
+    let mut written = Map::new();
+    for (key, node) in named {
+        written.insert(key.clone(), node.write(false)?);
+    }
+    Ok(written)
+}
+
 impl JsonSchemaType {
     fn write(&self, allow_empty_object: bool) -> Result<Value, String> {
         let mut out = Map::new();
         match self {
             Self::Object {
                 properties,
-                required,
                 additional_properties,
+                required,
                 description,
+                definitions,
             } => {
                 let properties: &[(String, JsonSchema)] =
                     properties.as_ref().map_or(&[], |properties| &properties.0);
                 if properties.is_empty() && !allow_empty_object {
                     return Err("An object with no properties is not allowed.".to_owned());
                 }
-                let mut written = Map::new();
-                for (key, node) in properties {
-                    written.insert(key.clone(), node.write(false)?);
-                }
+                let written = write_named(properties)?;
+                let definitions = definitions
+                    .as_ref()
+                    .map(|definitions| write_named(&definitions.0))
+                    .transpose()?;
                 if let Some(required) = required {
                     let mut seen: Vec<&str> = Vec::new();
                     for name in required {
@@ -326,6 +342,9 @@ impl JsonSchemaType {
                 out.insert("additionalProperties".to_owned(), Value::Bool(false));
                 out.insert("required".to_owned(), Value::Array(names));
                 put_description(&mut out, description);
+                if let Some(definitions) = definitions {
+                    out.insert("$def".to_owned(), Value::Object(definitions));
+                }
             }
             Self::String {
                 description,
@@ -461,6 +480,43 @@ mod tests {
         assert_eq!(
             normalize_strict_schema(&schema, false),
             Err(StrictSchemaError::Parse("missing field `items`".into()))
+        );
+    }
+
+    #[test]
+    fn definitions_are_normalised_in_order_after_the_description() {
+        let schema = json!({"type": "object", "properties": {"d": {"type": "string"}}, "description": "x",
+            "$def": {"b": {"type": "string", "title": "t"}, "a": {"type": "integer", "enum": [1]}}});
+        let normalized = normalize_strict_schema(&schema, false).unwrap();
+        assert_eq!(
+            normalized.to_string(),
+            r#"{"type":"object","properties":{"d":{"type":"string"}},"additionalProperties":false,"required":["d"],"description":"x","$def":{"b":{"type":"string"},"a":{"type":"integer"}}}"#
+        );
+        // A definition is checked after the properties and before `required`.
+        let schema = json!({"type": "object", "properties": {"d": {"type": "string"}},
+            "required": ["zz"], "$def": {"a": {"type": "object"}}});
+        assert_eq!(
+            normalize_strict_schema(&schema, true),
+            Err(StrictSchemaError::Semantic(
+                "An object with no properties is not allowed.".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_sequence_node_reads_the_object_fields_by_position() {
+        let node = json!(["object", {"d": {"type": "string"}}, false, ["d"], "x", {"a": {"type": "null"}}]);
+        let schema = json!({"type": "object", "properties": {"c": {"anyOf": [node]}}});
+        assert!(normalize_strict_schema(&schema, false)
+            .unwrap()
+            .to_string()
+            .contains(r#""description":"x","$def":{"a":{"type":"null"}}"#));
+        let schema = json!({"type": "object", "properties": {"c": {"anyOf": [["object"]]}}});
+        assert_eq!(
+            normalize_strict_schema(&schema, false),
+            Err(StrictSchemaError::Parse(
+                "field `anyOf`: invalid length 0, expected struct variant JsonSchemaType::Object with 5 elements".into()
+            ))
         );
     }
 }
