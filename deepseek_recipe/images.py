@@ -68,7 +68,7 @@ DestinationFilter = Callable[[str, str], bool]
 _DETAILS: tuple[str, ...] = get_args(ImageDetail)
 
 
-def _set_fields_json(options: PreprocessOptions | ResolverLimits) -> str:
+def _set_fields_json(options: PreprocessOptions | ResolverLimits | ResolveBudget) -> str:
     """The fields of `options` that are set, as a JSON object."""
     return json.dumps({k: v for k, v in asdict(options).items() if v is not None})
 
@@ -294,21 +294,23 @@ class RetryPolicy:
 @dataclass(frozen=True)
 class ResolveBudget:
     """What one request may spend beyond the official limits (host-side protection: a request
-    within the official limits, up to 600 images, could otherwise hold a worker for minutes)."""
+    within the official limits, up to 600 images, could otherwise hold a worker for minutes);
+    `None` leaves the core's default (60 s, 8 concurrent fetches, 512 Mi pixels).
+    `ImageResolver.budget` reports them all."""
 
-    deadline_s: float = 60.0
+    deadline_s: float | None = None
     """Wall-clock seconds a resolve call may spend obtaining its sources (every fetch, retry
     and pause); a URL still pending then fails with a retryable `Fetch` error."""
-    concurrent_fetches: int = 8
+    concurrent_fetches: int | None = None
     """URL sources fetched at the same time (0 counts as 1)."""
-    max_pixels: int = 512 * MIB
+    max_pixels: int | None = None
     """Pixels a request may decode and encode over all its resolve calls: each image costs its
     source width x height plus its output width x height, read from the header before any
     decoding; the image that would exceed it fails with `TotalSizeTooLarge`."""
 
-    def as_tuple(self) -> tuple[float, int, int]:
-        """The budget in field order (the native resolver's form)."""
-        return (self.deadline_s, self.concurrent_fetches, self.max_pixels)
+    def to_json(self) -> str:
+        """The budget as the JSON object the core reads (unset fields left out)."""
+        return _set_fields_json(self)
 
 
 @dataclass(frozen=True)
@@ -368,16 +370,17 @@ class ImageResolver:
     ) -> None:
         self.fetch_policy = None if offline else (fetch or FetchPolicy())
         self.retry = retry or RetryPolicy()
-        self.budget = budget or ResolveBudget()
         self._resolver = _native.ImageResolver(
             None if self.fetch_policy is None else _native_fetcher(self.fetch_policy),
             None if limits is None else limits.to_json(),
             self.retry.attempts,
             self.retry.initial_backoff_s,
-            self.budget.as_tuple(),
+            None if budget is None else budget.to_json(),
         )
         self.limits = ResolverLimits(**json.loads(self._resolver.limits_json()))
         """The limits in force, every one set."""
+        self.budget = ResolveBudget(**json.loads(self._resolver.budget_json()))
+        """The budget in force, every field set."""
 
     def resolve(
         self, sources: Sequence[ImageSource], quota: ImageQuota | None = None

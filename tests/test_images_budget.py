@@ -3,11 +3,13 @@ under a deadline, fetches that cannot succeed not retried, and a pixel budget fo
 
 from __future__ import annotations
 
+import json
 import struct
 import threading
 import time
 import zlib
 from collections.abc import Iterator
+from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
@@ -88,8 +90,19 @@ def server() -> Iterator[str]:
         httpd.server_close()
 
 
-def test_default_budget_matches_the_core() -> None:
-    assert ResolveBudget().as_tuple() == _native.ImageResolver().budget()
+def test_the_cores_default_budget_reaches_python() -> None:
+    resolver = ImageResolver(offline=True, budget=ResolveBudget(concurrent_fetches=2))
+    assert resolver.budget == ResolveBudget(
+        deadline_s=60.0, concurrent_fetches=2, max_pixels=512 << 20
+    )
+    assert json.loads(_native.ImageResolver().budget_json()) == asdict(ImageResolver().budget)
+
+
+def test_an_invalid_budget_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="invalid resolve budget: invalid number of seconds: -1"):
+        ImageResolver(offline=True, budget=ResolveBudget(deadline_s=-1))
+    with pytest.raises(ValueError, match="invalid resolve budget: invalid value: integer `-1`"):
+        ImageResolver(offline=True, budget=ResolveBudget(max_pixels=-1))
 
 
 def test_the_pixel_budget_spans_the_request() -> None:

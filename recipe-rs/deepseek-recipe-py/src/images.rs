@@ -187,20 +187,19 @@ pub struct PyImageResolver {
 
 #[pymethods]
 impl PyImageResolver {
-    /// A resolver fetching with `fetcher` (`None`: URL sources fail), with limits given as JSON
-    /// (`None` or an absent key: the reference's defaults), retries, and a `budget` of
-    /// `(deadline_s, concurrent_fetches, max_pixels)` (`None`: the core's defaults).
+    /// A resolver fetching with `fetcher` (`None`: URL sources fail), with limits and a budget
+    /// given as JSON (`None` or an absent key: the core's defaults) and retries.
     #[new]
     #[pyo3(signature = (
         fetcher=None, limits_json=None, retry_attempts=Count(4), retry_initial_backoff_s=0.25,
-        budget=None,
+        budget_json=None,
     ))]
     fn new(
         fetcher: Option<PyRef<'_, PyImageFetcher>>,
         limits_json: Option<&str>,
         retry_attempts: Count<u32>,
         retry_initial_backoff_s: f64,
-        budget: Option<(f64, Count<usize>, Count<u64>)>,
+        budget_json: Option<&str>,
     ) -> PyResult<Self> {
         let resolver = match fetcher {
             Some(fetcher) => ImageResolver::new(fetcher.inner.clone()),
@@ -213,16 +212,7 @@ impl PyImageResolver {
             attempts: retry_attempts.0,
             initial_backoff,
         };
-        let budget = match budget {
-            Some((deadline_s, concurrent_fetches, max_pixels)) => ResolveBudget {
-                deadline: Duration::try_from_secs_f64(deadline_s).map_err(|_| {
-                    PyValueError::new_err(format!("invalid deadline_s: {deadline_s}"))
-                })?,
-                concurrent_fetches: concurrent_fetches.0,
-                max_pixels: max_pixels.0,
-            },
-            None => ResolveBudget::default(),
-        };
+        let budget: ResolveBudget = from_json("resolve budget", budget_json)?;
         Ok(Self {
             inner: resolver
                 .with_limits(limits)
@@ -236,14 +226,9 @@ impl PyImageResolver {
         serde_json::to_string(self.inner.limits()).expect("limits always serialise")
     }
 
-    /// The budget in force, in the order of the constructor's `budget` tuple.
-    fn budget(&self) -> (f64, usize, u64) {
-        let budget = self.inner.budget();
-        (
-            budget.deadline.as_secs_f64(),
-            budget.concurrent_fetches,
-            budget.max_pixels,
-        )
+    /// The budget in force, as JSON.
+    fn budget_json(&self) -> String {
+        serde_json::to_string(self.inner.budget()).expect("budgets always serialise")
     }
 
     /// Resolves `(kind, payload, detail, path)` sources with `quota`:

@@ -59,11 +59,14 @@ impl Default for ResolverLimits {
 }
 
 /// What one request may spend beyond the official limits: bounds a host sets so that a
-/// request within those limits (600 images) cannot hold a worker for minutes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// request within those limits (600 images) cannot hold a worker for minutes. As JSON every key
+/// is optional (an absent one keeps its default) and the deadline is `deadline_s`, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ResolveBudget {
     /// Wall-clock time a resolve call may spend obtaining its sources (every fetch, retry and
     /// pause); a URL still pending then fails with a retryable `Fetch` error.
+    #[serde(rename = "deadline_s", with = "seconds")]
     pub deadline: Duration,
     /// URL sources fetched at the same time (0 counts as 1).
     pub concurrent_fetches: usize,
@@ -82,6 +85,29 @@ impl Default for ResolveBudget {
             concurrent_fetches: 8,
             max_pixels: 512 << 20,
         }
+    }
+}
+
+/// A [`Duration`] as a JSON number of seconds (finite, not negative).
+mod seconds {
+    use std::time::Duration;
+
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        duration: &Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(duration.as_secs_f64())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
+        let seconds = f64::deserialize(deserializer)?;
+        Duration::try_from_secs_f64(seconds)
+            .map_err(|_| D::Error::custom(format!("invalid number of seconds: {seconds}")))
     }
 }
 
@@ -504,6 +530,26 @@ mod tests {
 
     fn url(path: &str, url: &str) -> ImageInput {
         ImageInput::new(ImageData::Url(url.into())).with_path(path)
+    }
+
+    #[test]
+    fn budget_json_keys_are_optional_and_the_deadline_is_in_seconds() {
+        let budget: ResolveBudget = serde_json::from_str(r#"{"deadline_s": 0.5}"#).unwrap();
+        assert_eq!(
+            budget,
+            ResolveBudget {
+                deadline: Duration::from_millis(500),
+                ..ResolveBudget::default()
+            }
+        );
+        let text = serde_json::to_string(&ResolveBudget::default()).unwrap();
+        assert_eq!(
+            text,
+            r#"{"deadline_s":60.0,"concurrent_fetches":8,"max_pixels":536870912}"#
+        );
+        for bad in [r#"{"deadline_s": -1}"#, r#"{"pixels": 1}"#] {
+            assert!(serde_json::from_str::<ResolveBudget>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
