@@ -1,9 +1,10 @@
 """Every id input form of `decode`, `decode_batch` and `IncrementalDecoder.push` reads the same.
 
-Lists and tuples are read natively item by item, uint32 buffers and `BatchIds` whole; anything
+Lists and tuples are read natively (long ones converted whole first), uint32 buffers and `BatchIds` whole; anything
 else becomes a list first. The oracle for what a sequence of items means is `_expected`: each
 item is read as `operator.index` reads it (a `bool` is 0 or 1, a float raises `TypeError`), an
-int outside `u32` is an unknown id, and the first bad item decides the error.
+int outside `u32` is an unknown id (named by the item's `str`), and the first bad item decides
+the error.
 """
 
 from __future__ import annotations
@@ -36,6 +37,16 @@ class SubInt(int):
     """An int subclass: read by its value, as before."""
 
 
+class Index:
+    """Not an int, but has `__index__`: read by it, as before."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
 ITEM = st.one_of(
     st.integers(0, VOCAB - 1),
     st.integers(VOCAB - 1, VOCAB + 2),
@@ -43,6 +54,7 @@ ITEM = st.one_of(
     st.sampled_from([U32_MAX, 2**32, 2**63, 2**64, 2**70, -(2**70)]),
     st.booleans(),
     st.integers(0, VOCAB - 1).map(SubInt),
+    st.integers(-2, 2**33).map(Index),
     st.floats(allow_nan=False, allow_infinity=False),
     st.sampled_from([None, "7", b"7"]),
 )
@@ -71,7 +83,7 @@ def _expected(tok: Tokenizer, items: Iterable[Any]) -> tuple[str, Any]:
         except TypeError as error:
             return ("TypeError", str(error))
         if not 0 <= value <= U32_MAX:
-            return ("TokenizerError", f"unknown token id {value}")
+            return ("TokenizerError", f"unknown token id {item}")
         ids.append(value)
     for value in ids:
         if tok.id_to_token(value) is None:
@@ -96,8 +108,10 @@ def uint32_forms(ids: list[int]) -> list[Any]:
 
 
 @SETTINGS
-@given(items=st.lists(ITEM, max_size=12))
-def test_items_read_as_before_in_every_container(tok, items):
+@given(items=st.lists(ITEM, max_size=12), padding=st.sampled_from([0, 63, 64, 200]))
+def test_items_read_as_before_in_every_container(tok, items, padding):
+    # Padded past 64 items, lists and tuples are converted whole first (`array.array`).
+    items = [5] * padding + items
     expected = _expected(tok, items)
     for form in (items, tuple(items), iter(items), (item for item in items)):
         assert outcome(lambda form=form: tok.decode(form)) == expected
