@@ -180,7 +180,7 @@ class Tokenizer:
         is decoded from its buffers, with no Python work per id or per text."""
         if isinstance(batch, BatchIds):
             return self._native.decode_batch_array(batch.ids, batch.offsets)
-        return self._native.decode_batch(batch if type(batch) in (list, tuple) else list(batch))
+        return self._native.decode_batch(batch if isinstance(batch, (list, tuple)) else list(batch))
 
     def token_to_id(self, token: str) -> int | None:
         """The id of the token spelled `token` (byte-level spelling, e.g. `Ġthe`)."""

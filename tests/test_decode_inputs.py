@@ -1,10 +1,10 @@
 """Every id input form of `decode`, `decode_batch` and `IncrementalDecoder.push` reads the same.
 
-Lists and tuples are read natively (long ones converted whole first), uint32 buffers and `BatchIds` whole; anything
-else becomes a list first. The oracle for what a sequence of items means is `_expected`: each
-item is read as `operator.index` reads it (a `bool` is 0 or 1, a float raises `TypeError`), an
-int outside `u32` is an unknown id (named by the item's `str`), and the first bad item decides
-the error.
+Lists and tuples are read natively (long ones converted whole first), uint32 buffers and
+`BatchIds` whole; anything else becomes a list first. The oracle for what a sequence of items
+means is `_expected`: each item is read as `operator.index` reads it (a `bool` is 0 or 1, a float
+raises `TypeError`), an int outside `u32` is an unknown id (named by the item's `str`), and the
+first bad item decides the error.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def test_batch_forms_decode_alike(tok, batch, threads):
     assert tok.decode_batch(tuple(tuple(ids) for ids in batch)) == expected
     assert tok.decode_batch(iter(batch)) == expected
     assert tok.decode_batch(batch_ids) == expected
-    assert tok.decode_batch(list(batch_ids)) == expected
+    assert tok.decode_batch([batch_ids[i] for i in range(len(batch_ids))]) == expected
     assert tok.decode_batch([memoryview(array.array("I", ids)) for ids in batch]) == expected
     if numpy is not None:
         assert tok.decode_batch([numpy.asarray(ids, dtype=numpy.uint32) for ids in batch]) == (

@@ -3,10 +3,10 @@
 //! Exact `list`s and `tuple`s of at least [`BULK_MIN_ITEMS`] items are first converted whole by
 //! `array.array("I", ids)`: C code that reads an int in about 4 ns, where reading one through the
 //! stable ABI (five calls into Python) takes about 10. When it refuses an item (a non-int, an int
-//! out of range), or the sequence is short, the items are read by index: an item that is an
-//! exact `int` inside `u32` is taken as it is; any other item (a `bool`, an `int` subclass, a numpy scalar, an int out of
-//! range, a non-int) goes through the caller's conversion of one id, so its value or error is
-//! exactly what that conversion gives. A one-dimensional buffer of native-endian uint32 (format
+//! out of range), or the sequence is short, the items are read by index: an exact `int` inside
+//! `u32` is taken as it is; any other item (a `bool`, an `int` subclass, a numpy scalar, an int
+//! out of range, a non-int) goes through the caller's conversion of one id, so its value or error
+//! is exactly what that conversion gives. A one-dimensional buffer of native-endian uint32 (format
 //! `I`: `encode_array`'s result, a numpy `uint32` array) is copied whole, with no Python work per
 //! id. Anything else becomes a list first, as `list(ids)` makes it.
 
@@ -56,7 +56,7 @@ impl<'py, const N: usize> FromPyObject<'_, 'py> for NativeUints<'py, N> {
 
 /// Appends the ids of `value` (a list, a tuple or any iterable) to `ids`, each item that is not
 /// an exact `int` inside `u32` read by `convert`.
-pub(crate) fn append_ids<'py>(
+fn append_ids<'py>(
     value: &Bound<'py, PyAny>,
     ids: &mut Vec<u32>,
     convert: impl Fn(&Bound<'py, PyAny>) -> PyResult<u32>,
