@@ -49,6 +49,7 @@ def ours_workloads(
 
     tok = dr.Tokenizer.deepseek_v4().with_threads(threads)
     ids = tok.encode_batch(corpus, True)
+    id_arrays = tok.encode_batch_array(corpus, True)
     return {
         "batch encode (lists)": (
             lambda: tok.encode_batch(corpus, True),
@@ -60,6 +61,7 @@ def ours_workloads(
         ),
         "batch count": (lambda: tok.count_batch(corpus, True), lambda: None),
         "batch decode": (lambda: tok.decode_batch(ids), lambda: None),
+        "batch decode (array)": (lambda: tok.decode_batch(id_arrays), lambda: None),
         "long text encode (list)": (lambda: tok.encode(long_text, True), lambda: None),
         "long text encode (array)": (lambda: tok.encode_array(long_text, True), lambda: None),
     }

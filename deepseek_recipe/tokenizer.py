@@ -15,7 +15,7 @@ first = numpy.asarray(ids[0])                          # uint32 view, not a copy
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from deepseek_recipe import _native
@@ -166,13 +166,21 @@ class Tokenizer:
         """`count` of each text, in parallel."""
         return self._native.count_batch(list(texts), allow_special)
 
-    def decode(self, ids: Sequence[int]) -> str:
-        """The text of `ids`; invalid UTF-8 becomes U+FFFD; special tokens are kept."""
-        return self._native.decode(list(ids))
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text of `ids`; invalid UTF-8 becomes U+FFFD; special tokens are kept.
 
-    def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
-        """`decode` of each id list, in parallel."""
-        return self._native.decode_batch([list(ids) for ids in batch])
+        `ids` is any iterable of ints; a list or tuple of ints is read without Python work per
+        id, and a one-dimensional uint32 buffer (`encode_array`'s memoryview, a numpy `uint32`
+        array) is copied whole.
+        """
+        return self._native.decode(ids)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]] | BatchIds) -> list[str]:
+        """`decode` of each id list, in parallel; a `BatchIds` (`encode_batch_array`'s result)
+        is decoded from its buffers, with no Python work per id or per text."""
+        if isinstance(batch, BatchIds):
+            return self._native.decode_batch_array(batch.ids, batch.offsets)
+        return self._native.decode_batch(batch if isinstance(batch, (list, tuple)) else list(batch))
 
     def token_to_id(self, token: str) -> int | None:
         """The id of the token spelled `token` (byte-level spelling, e.g. `Ġthe`)."""
@@ -206,9 +214,10 @@ class IncrementalDecoder:
         """A decoder over `tokenizer` with nothing pending."""
         self._native = _native.IncrementalDecoder(tokenizer.native)
 
-    def push(self, ids: Sequence[int]) -> str:
-        """Add `ids`; return the newly complete text (possibly empty)."""
-        return self._native.push(list(ids))
+    def push(self, ids: Iterable[int]) -> str:
+        """Add `ids` (read as `Tokenizer.decode` reads them); return the newly complete text
+        (possibly empty)."""
+        return self._native.push(ids)
 
     def finish(self) -> str:
         """End the stream; return U+FFFD if an incomplete character was pending, else ''."""

@@ -87,8 +87,3 @@ impl<'py> FromPyObject<'_, 'py> for TokenId {
             .map_err(|text| to_py_err(Error::unknown_token_id(text)))
     }
 }
-
-/// The ids of a list of `TokenId`s.
-pub(crate) fn token_ids(ids: Vec<TokenId>) -> Vec<u32> {
-    ids.into_iter().map(|TokenId(id)| id).collect()
-}

@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod id_list;
+mod ids_in;
 mod images;
 mod ints;
 mod requests;

@@ -13,6 +13,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::errors::to_py_err;
+use crate::ids_in::{append_items, id_of};
 use crate::ints::{ChunkNumber, Count};
 use crate::requests::PyConvertedRequest;
 use crate::tokenizer::PyTokenizer;
@@ -29,16 +30,15 @@ struct State {
 
 /// Appends the ids of an int sequence to `ids` (a list is read without the iterator protocol).
 fn read_ids(piece: &Bound<'_, PyAny>, ids: &mut Vec<u32>) -> PyResult<()> {
+    let convert = |id: &Bound<'_, PyAny>| Ok(id.extract::<ChunkNumber<u32>>()?.0);
     if let Ok(list) = piece.cast::<PyList>() {
-        for id in list.iter() {
-            ids.push(id.extract::<ChunkNumber<u32>>()?.0);
-        }
+        append_items(list.iter(), list.len(), ids, convert)
     } else {
         for id in piece.try_iter()? {
-            ids.push(id?.extract::<ChunkNumber<u32>>()?.0);
+            ids.push(id_of(&id?, convert)?);
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Log probabilities as Python passes them: `(logprob, [(token id, logprob), ...])` per token.

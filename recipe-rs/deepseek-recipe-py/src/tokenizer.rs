@@ -9,7 +9,8 @@ use pyo3::types::{PyByteArray, PyList, PyString};
 
 use crate::errors::to_py_err;
 use crate::id_list::{id_list, id_lists};
-use crate::ints::{read, token_ids, Count, TokenId};
+use crate::ids_in::{flat_batch, uint32s, uint64s, NativeUints, TokenIds};
+use crate::ints::{read, Count};
 
 /// Texts at least this long are encoded without holding the GIL.
 const DETACH_MIN_BYTES: usize = 4096;
@@ -244,16 +245,35 @@ impl PyTokenizer {
     }
 
     /// The text of `ids`; raises `TokenizerError` for an unknown id.
-    fn decode(&self, py: Python<'_>, ids: Vec<TokenId>) -> PyResult<String> {
-        let ids = token_ids(ids);
-        py.detach(|| self.inner.decode(&ids)).map_err(to_py_err)
+    fn decode(&self, py: Python<'_>, ids: TokenIds) -> PyResult<String> {
+        py.detach(|| self.inner.decode(&ids.0)).map_err(to_py_err)
     }
 
     /// The text of each id list, decoded in parallel without the GIL.
-    fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<TokenId>>) -> PyResult<Vec<String>> {
-        let batch: Vec<Vec<u32>> = batch.into_iter().map(token_ids).collect();
-        py.detach(|| self.inner.decode_batch(&batch))
-            .map_err(to_py_err)
+    fn decode_batch(&self, py: Python<'_>, batch: Vec<TokenIds>) -> PyResult<Vec<String>> {
+        py.detach(|| {
+            self.inner
+                .decode_batch(&batch.iter().map(|ids| &ids.0[..]).collect::<Vec<_>>())
+        })
+        .map_err(to_py_err)
+    }
+
+    /// The text of each id list of a flat batch (`encode_batch_array`'s buffers: uint32 ids,
+    /// uint64 offsets; list `i` is `ids[offsets[i]:offsets[i + 1]]`), decoded in parallel
+    /// without the GIL.
+    fn decode_batch_array(
+        &self,
+        py: Python<'_>,
+        ids: NativeUints<'_, 4>,
+        offsets: NativeUints<'_, 8>,
+    ) -> PyResult<Vec<String>> {
+        let (ids, offsets) = (ids.0.as_bytes(), offsets.0.as_bytes());
+        py.detach(|| {
+            let ids: Vec<u32> = uint32s(ids).collect();
+            let offsets: Vec<u64> = uint64s(offsets).collect();
+            self.inner.decode_batch(&flat_batch(&ids, &offsets))
+        })
+        .map_err(to_py_err)
     }
 
     /// The id of the token spelled `token`, if any.
@@ -300,8 +320,8 @@ impl PyIncrementalDecoder {
     }
 
     /// Adds `ids`; returns the newly complete text.
-    fn push(&mut self, ids: Vec<TokenId>) -> PyResult<String> {
-        self.inner.push(&token_ids(ids)).map_err(to_py_err)
+    fn push(&mut self, ids: TokenIds) -> PyResult<String> {
+        self.inner.push(&ids.0).map_err(to_py_err)
     }
 
     /// Ends the stream: an incomplete character left over becomes U+FFFD.
