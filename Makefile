@@ -38,7 +38,7 @@ lint: ## rustfmt, clippy, rustdoc, ruff, pyright (every Python package) and stub
 	RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps -q
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pyright
+	$(BIN)/pyright --pythonpath $(PY)
 	$(PY) -m mypy.stubtest deepseek_recipe._native
 
 test: test-rust test-python ## All tests: Rust (unit, golden vectors, properties) and Python
