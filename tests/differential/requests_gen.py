@@ -940,27 +940,7 @@ def rs_items(rng: R, turns: list[tuple[str, dict[str, Any]]], odd: float) -> lis
                 {"type": "function_call_output", "call_id": fields["id"], "output": output}
             )
         else:
-            if "reasoning" in fields and chance(rng, 0.8):
-                items.append(reasoning_item(rng, fields["reasoning"]))
-            if fields["content"] or (chance(rng, 0.3) and not fields["calls"]):
-                items.append(rs_message(rng, "assistant", [("text", fields["content"] or "")]))
-            for call in fields["calls"]:
-                item: dict[str, Any] = {
-                    "type": "function_call",
-                    "call_id": call["id"],
-                    "name": call["name"],
-                    "arguments": call["arguments"],
-                }
-                if chance(rng, 0.05):
-                    item["namespace"] = pick(rng, ["ns", "db"])
-                if chance(rng, 0.05):
-                    item = {
-                        "type": "custom_tool_call",
-                        "call_id": call["id"],
-                        "name": call["name"],
-                        "input": text(rng),
-                    }
-                items.append(item)
+            items.extend(rs_assistant_items(rng, fields))
     # Noise items anywhere.
     for _ in range(rng.randint(0, 2) if chance(rng, 0.25) else 0):
         items.insert(rng.randrange(len(items) + 1), noise_item(rng, odd))
@@ -970,6 +950,55 @@ def rs_items(rng: R, turns: list[tuple[str, dict[str, Any]]], odd: float) -> lis
         j = min(len(items) - 1, i + 1)
         items[i], items[j] = items[j], items[i]
     return items
+
+
+def rs_assistant_items(rng: R, fields: dict[str, Any]) -> list[Json]:
+    """The items of one assistant turn: reasoning, message(s) and function calls, mostly in the
+    usual order (reasoning, message, calls), sometimes in another order a client may send
+    (reasoning after the message or between calls, the text split over several messages, the
+    message after the calls)."""
+    reasoning: list[Json] = []
+    if "reasoning" in fields and chance(rng, 0.8):
+        reasoning.append(reasoning_item(rng, fields["reasoning"]))
+    messages: list[Json] = []
+    if fields["content"] or (chance(rng, 0.3) and not fields["calls"]):
+        content = fields["content"] or ""
+        if content and chance(rng, 0.1):
+            cut = rng.randrange(len(content) + 1)
+            pieces = [content[:cut], content[cut:]]
+        else:
+            pieces = [content]
+        messages = [rs_message(rng, "assistant", [("text", piece)]) for piece in pieces]
+    calls = [rs_call_item(rng, call) for call in fields["calls"]]
+    order = rng.randrange(10)
+    if order == 0:
+        return messages + reasoning + calls
+    if order == 1:
+        return reasoning + calls + messages
+    if order == 2 and calls:
+        cut = rng.randrange(len(calls) + 1)
+        return messages + calls[:cut] + reasoning + calls[cut:]
+    return reasoning + messages + calls
+
+
+def rs_call_item(rng: R, call: dict[str, Any]) -> Json:
+    """A function call item (sometimes namespaced or a custom tool call)."""
+    item: dict[str, Any] = {
+        "type": "function_call",
+        "call_id": call["id"],
+        "name": call["name"],
+        "arguments": call["arguments"],
+    }
+    if chance(rng, 0.05):
+        item["namespace"] = pick(rng, ["ns", "db"])
+    if chance(rng, 0.05):
+        item = {
+            "type": "custom_tool_call",
+            "call_id": call["id"],
+            "name": call["name"],
+            "input": text(rng),
+        }
+    return item
 
 
 def rs_message(rng: R, role: str, parts: list[tuple[str, Any]]) -> Json:
