@@ -443,17 +443,19 @@ impl StreamParser {
         (first..self.parts.len()).take_while(move |&index| self.part_start(index) < end)
     }
 
-    /// Whether the held text `[start, end)` may be read as a markup marker, which ends with a
+    /// Whether the held text ending at `end` may be read as a markup marker, which ends with a
     /// special token (`token`: `</think>`, the DSML token): a text chunk spells it out, while from
-    /// token ids only that special token itself counts.
-    fn markup_allowed(&self, start: usize, end: usize, token: &str) -> bool {
+    /// token ids only that special token itself counts. Only the token's own text is judged: the
+    /// `<` or `</` before it may come from either kind of input (found by the differential
+    /// harness, streams that mix text and token-id chunks).
+    fn markup_allowed(&self, end: usize, token: &str) -> bool {
+        let token_start = end - token.len();
         if self
-            .parts_overlapping(start, end)
+            .parts_overlapping(token_start, end)
             .all(|index| self.parts[index].kind == PieceKind::Text)
         {
             return true;
         }
-        let token_start = end - token.len();
         let index = self.part_at(token_start);
         self.parts[index].kind == PieceKind::SpecialToken
             && self.part_start(index) == token_start
@@ -640,6 +642,33 @@ mod tests {
             _ => None,
         });
         assert_eq!(name_len, Some(MAX_TOOL_NAME_BYTES));
+    }
+
+    #[test]
+    fn a_tag_start_from_tokens_completes_with_spelled_out_dsml_text() {
+        let tool_calls = |pieces: Vec<Piece>| {
+            let mut parser = StreamParser::new(ParsingOptions {
+                parse_tool_calls: true,
+                ..ParsingOptions::default()
+            });
+            let mut out = Vec::new();
+            for piece in pieces {
+                parser.push(piece, &mut out);
+            }
+            parser.finish(&mut out);
+            out.iter()
+                .filter(|event| matches!(event, ParserEvent::ToolCallStart { .. }))
+                .count()
+        };
+        let tokens = |text: &str| Piece {
+            text: text.into(),
+            kind: PieceKind::Tokens,
+            ..Piece::default()
+        };
+        let rest = "｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"f\">\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>";
+        assert_eq!(tool_calls(vec![tokens("<"), Piece::text(rest)]), 1);
+        // Spelled out by ordinary tokens, the DSML token is plain text.
+        assert_eq!(tool_calls(vec![Piece::text("<"), tokens(rest)]), 0);
     }
 
     #[test]

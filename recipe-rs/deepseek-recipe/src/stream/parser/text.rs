@@ -194,7 +194,7 @@ impl StreamParser {
                 if found.is_some_and(|(_, best, _)| end >= best) {
                     break;
                 }
-                if token.is_none_or(|token| self.markup_allowed(start, end, token)) {
+                if token.is_none_or(|token| self.markup_allowed(end, token)) {
                     found = Some((start, end, kind));
                     break;
                 }
