@@ -393,7 +393,10 @@ impl StreamParser {
     fn partial_start(&self, from: usize, end: usize, marker: &str, markup: bool) -> Option<usize> {
         let hay = &self.text[from..end];
         let start = if markup {
-            partial_tag_start(hay, marker, self.text_chunk_at(end))?
+            partial_tag_start(hay, marker, |at| {
+                self.parts_overlapping(from + at, end)
+                    .all(|index| self.parts[index].kind == PieceKind::Text)
+            })?
         } else {
             partial_marker_start(hay, marker)?
         };
@@ -494,20 +497,18 @@ fn find_marker(hay: &str, marker: &str) -> Option<usize> {
 }
 
 /// Start of the longest non-empty suffix of `hay` that a tag `marker` may still complete. Tags
-/// end in a special token: text ending in a text chunk may go on in text, while text from token
-/// ids can only be waiting for that token (`<`, `</` before the DSML token; nothing before
-/// `</think>`).
-fn partial_tag_start(hay: &str, marker: &str, from_text: bool) -> Option<usize> {
-    if from_text {
-        return partial_marker_start(hay, marker);
-    }
+/// end in a special token, judged alone (see `StreamParser::markup_allowed`): once the suffix
+/// reaches into that token's text, the text from there on must come from text chunks
+/// (`from_text(offset in hay)`), while token ids can only be waiting for the token itself (`<`,
+/// `</` before the DSML token; nothing before `</think>`), from either kind of input (found by
+/// the differential harness, streams that mix text and token-id chunks).
+fn partial_tag_start(hay: &str, marker: &str, from_text: impl Fn(usize) -> bool) -> Option<usize> {
     let special = marker.find(DSML).or_else(|| marker.find(THINK_END))?;
-    let before = &marker.as_bytes()[..special];
-    (1..=before.len().min(hay.len())).rev().find_map(|len| {
-        let start = hay.len() - len;
-        before
-            .starts_with(&hay.as_bytes()[start..])
-            .then_some(start)
+    let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
+    let longest = (needle.len() - 1).min(bytes.len());
+    (bytes.len() - longest..bytes.len()).find(|&start| {
+        needle.starts_with(&bytes[start..])
+            && (start + special >= bytes.len() || from_text(start + special))
     })
 }
 
@@ -669,6 +670,27 @@ mod tests {
         assert_eq!(tool_calls(vec![tokens("<"), Piece::text(rest)]), 1);
         // Spelled out by ordinary tokens, the DSML token is plain text.
         assert_eq!(tool_calls(vec![Piece::text("<"), tokens(rest)]), 0);
+    }
+
+    #[test]
+    fn a_tag_start_from_tokens_cannot_complete_a_think_end_in_text() {
+        let mut parser = StreamParser::new(ParsingOptions {
+            parse_tool_calls: true,
+            thinking_initial_stage: Some(ThinkingInitialStage::ReasoningStart),
+            ..ParsingOptions::default()
+        });
+        let mut out = Vec::new();
+        let lt = Piece {
+            text: "<".into(),
+            kind: PieceKind::Tokens,
+            ..Piece::default()
+        };
+        parser.push(lt, &mut out);
+        assert!(out.is_empty());
+        // `<` may open a DSML tag; `</think>` is one token, so its `<` from token ids cannot go
+        // on in text.
+        parser.push(Piece::text("/"), &mut out);
+        assert_eq!(out.len(), 2);
     }
 
     #[test]

@@ -496,7 +496,8 @@ impl StreamParser {
     /// already consumed.
     fn continues_consumed_tag(&self, end: usize, marker: &str) -> bool {
         let joined = [self.consumed_tail.as_str(), &self.text[self.start..end]].concat();
-        partial_tag_start(&joined, marker, self.text_chunk_at(end))
+        let from_text = self.text_chunk_at(end);
+        partial_tag_start(&joined, marker, |_| from_text)
             .is_some_and(|start| start < self.consumed_tail.len())
     }
 
