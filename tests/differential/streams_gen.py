@@ -770,8 +770,15 @@ def logprob(rng: random.Random) -> float:
 
 
 def token_inputs(rng: random.Random, text: str) -> list[dict[str, Any]]:
-    """The output as token-id chunks: encoded, perturbed, cut, maybe with log probabilities."""
+    """The output as token-id chunks: encoded, perturbed, cut, maybe with log probabilities.
+    Sometimes one side of a cut spells the special tokens with ordinary tokens."""
     ids = tokenizer().encode(text, allow_special=True)
+    if rng.random() < 0.05:
+        cut = rng.randint(0, len(text))
+        ordinary_first = rng.random() < 0.5
+        ids = tokenizer().encode(text[:cut], allow_special=not ordinary_first) + tokenizer().encode(
+            text[cut:], allow_special=ordinary_first
+        )
     if rng.random() < 0.15:
         for _ in range(rng.randint(1, 3)):
             extra = rng.choice(
