@@ -199,8 +199,8 @@ pub struct StreamParser {
     /// The last bytes of text already consumed: whether held text continues a possible tag
     /// that began before it (see [`StreamParser::without_trailing_newlines`]).
     consumed_tail: String,
-    /// The last consumed byte came from a text chunk (a tag prefix there may go on in text).
-    consumed_tail_from_text: bool,
+    /// How many bytes at the end of `consumed_tail` came from text chunks.
+    consumed_tail_text_bytes: usize,
 }
 
 impl StreamParser {
@@ -241,7 +241,7 @@ impl StreamParser {
             parameters: 0,
             skip_empty_pieces: false,
             consumed_tail: String::new(),
-            consumed_tail_from_text: true,
+            consumed_tail_text_bytes: 0,
         }
     }
 
@@ -350,8 +350,18 @@ impl StreamParser {
     fn drain(&mut self, pos: usize) {
         let text_state = matches!(self.state, State::Reasoning | State::Content);
         if pos > self.start {
-            let last = &self.parts[self.part_at(pos - 1)];
-            self.consumed_tail_from_text = last.kind == PieceKind::Text;
+            let mut text_start = pos;
+            for index in (0..=self.part_at(pos - 1)).rev() {
+                if self.parts[index].kind != PieceKind::Text {
+                    break;
+                }
+                text_start = self.part_start(index);
+            }
+            self.consumed_tail_text_bytes = if text_start <= self.start {
+                self.consumed_tail_text_bytes + (pos - self.start)
+            } else {
+                pos - text_start
+            };
         }
         let mut start = self.start;
         while let Some(part) = self.parts.front() {
@@ -368,6 +378,7 @@ impl StreamParser {
             first.whole &= start >= pos;
         }
         remember_tail(&mut self.consumed_tail, &self.text[self.start..pos]);
+        self.consumed_tail_text_bytes = self.consumed_tail_text_bytes.min(self.consumed_tail.len());
         self.start = pos;
         // Moving the held text costs as much as it holds: only once that is at most the text
         // consumed since the last move, so the total stays linear in the output.
@@ -401,16 +412,6 @@ impl StreamParser {
             partial_marker_start(hay, marker)?
         };
         Some(from + start)
-    }
-
-    /// Whether the held text ending at `end` came from a text chunk there (at the start of the
-    /// held text: whether the consumed text did).
-    fn text_chunk_at(&self, end: usize) -> bool {
-        if end > self.start {
-            self.parts[self.part_at(end - 1)].kind == PieceKind::Text
-        } else {
-            self.consumed_tail_from_text
-        }
     }
 
     /// Whether holding everything from `pos` would exceed the memory bounds.
