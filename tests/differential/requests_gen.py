@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from deepseek_recipe.vectors import check_request
+from tests.differential.realistic_tools import STYLES, benchmark_arguments, benchmark_tool
 
 __all__ = ["KIND", "PEER_SCRIPT", "PROTOCOLS", "case", "check", "generate", "peer_args"]
 
@@ -946,27 +947,7 @@ def rs_items(rng: R, turns: list[tuple[str, dict[str, Any]]], odd: float) -> lis
                 {"type": "function_call_output", "call_id": fields["id"], "output": output}
             )
         else:
-            if "reasoning" in fields and chance(rng, 0.8):
-                items.append(reasoning_item(rng, fields["reasoning"]))
-            if fields["content"] or (chance(rng, 0.3) and not fields["calls"]):
-                items.append(rs_message(rng, "assistant", [("text", fields["content"] or "")]))
-            for call in fields["calls"]:
-                item: dict[str, Any] = {
-                    "type": "function_call",
-                    "call_id": call["id"],
-                    "name": call["name"],
-                    "arguments": call["arguments"],
-                }
-                if chance(rng, 0.05):
-                    item["namespace"] = pick(rng, ["ns", "db"])
-                if chance(rng, 0.05):
-                    item = {
-                        "type": "custom_tool_call",
-                        "call_id": call["id"],
-                        "name": call["name"],
-                        "input": text(rng),
-                    }
-                items.append(item)
+            items.extend(rs_assistant_items(rng, fields))
     # Noise items anywhere.
     for _ in range(rng.randint(0, 2) if chance(rng, 0.25) else 0):
         items.insert(rng.randrange(len(items) + 1), noise_item(rng, odd))
@@ -976,6 +957,55 @@ def rs_items(rng: R, turns: list[tuple[str, dict[str, Any]]], odd: float) -> lis
         j = min(len(items) - 1, i + 1)
         items[i], items[j] = items[j], items[i]
     return items
+
+
+def rs_assistant_items(rng: R, fields: dict[str, Any]) -> list[Json]:
+    """The items of one assistant turn: reasoning, message(s) and function calls, mostly in the
+    usual order (reasoning, message, calls), sometimes in another order a client may send
+    (reasoning after the message or between calls, the text split over several messages, the
+    message after the calls)."""
+    reasoning: list[Json] = []
+    if "reasoning" in fields and chance(rng, 0.8):
+        reasoning.append(reasoning_item(rng, fields["reasoning"]))
+    messages: list[Json] = []
+    if fields["content"] or (chance(rng, 0.3) and not fields["calls"]):
+        content = fields["content"] or ""
+        if content and chance(rng, 0.1):
+            cut = rng.randrange(len(content) + 1)
+            pieces = [content[:cut], content[cut:]]
+        else:
+            pieces = [content]
+        messages = [rs_message(rng, "assistant", [("text", piece)]) for piece in pieces]
+    calls = [rs_call_item(rng, call) for call in fields["calls"]]
+    order = rng.randrange(10)
+    if order == 0:
+        return messages + reasoning + calls
+    if order == 1:
+        return reasoning + calls + messages
+    if order == 2 and calls:
+        cut = rng.randrange(len(calls) + 1)
+        return messages + calls[:cut] + reasoning + calls[cut:]
+    return reasoning + messages + calls
+
+
+def rs_call_item(rng: R, call: dict[str, Any]) -> Json:
+    """A function call item (sometimes namespaced or a custom tool call)."""
+    item: dict[str, Any] = {
+        "type": "function_call",
+        "call_id": call["id"],
+        "name": call["name"],
+        "arguments": call["arguments"],
+    }
+    if chance(rng, 0.05):
+        item["namespace"] = pick(rng, ["ns", "db"])
+    if chance(rng, 0.05):
+        item = {
+            "type": "custom_tool_call",
+            "call_id": call["id"],
+            "name": call["name"],
+            "input": text(rng),
+        }
+    return item
 
 
 def rs_message(rng: R, role: str, parts: list[tuple[str, Any]]) -> Json:
@@ -1467,121 +1497,88 @@ def fam_items(rng: R, protocol: str) -> tuple[str, Json]:
 
 
 def fam_realistic(rng: R, protocol: str) -> tuple[str, Json]:
+    """Benchmark-style function calling: several rich tools, multi-turn tool use with parallel
+    calls, combined with tool_choice, JSON output, a Chat prefix and the thinking settings."""
+    style = pick(rng, list(STYLES))
     spec = Spec(rng, protocol)
-    spec.odd = o(0.02)
-    spec.tools = [realistic_tool(rng, i) for i in range(rng.randint(1, 12))]
-    names = [t["name"] for t in spec.tools]
-    if len(set(names)) != len(names):
-        for i, tool in enumerate(spec.tools):
-            tool["name"] = f"{tool['name']}_{i}"
-    spec.turns = conversation(rng, spec.tools, odd=spec.odd, turns=rng.randint(1, 4))
-    return pick(rng, ["bfcl", "glaive", "xlam"]), emit(rng, spec)
+    spec.odd = o(0.03)
+    spec.tools = [benchmark_tool(rng, style, o(0.1)) for _ in range(rng.randint(1, 10))]
+    seen: set[str] = set()
+    for index, tool in enumerate(spec.tools):
+        if tool["name"] in seen:
+            tool["name"] = f"{tool['name']}_{index}"
+        seen.add(tool["name"])
+    spec.turns = tool_use_conversation(rng, spec.tools, turns=rng.randint(1, 4))
+    request = emit(rng, spec)
+    if chance(rng, 0.3):
+        request["tool_choice"] = {
+            "chat_completions": cc_tool_choice,
+            "responses": rs_tool_choice,
+            "messages": ms_tool_choice,
+        }[protocol](rng, spec.tools, spec.odd)
+        forcing_choice(rng, request, protocol)
+    if chance(rng, 0.15):
+        fmt = response_format(rng, spec.odd, protocol=protocol)
+        if protocol == "chat_completions":
+            request["response_format"] = fmt
+        elif protocol == "responses":
+            request["text"] = {"format": fmt}
+        elif isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            request["output_config"] = {"format": {"type": "json_schema", "schema": fmt["schema"]}}
+    return style, request
 
 
-REALISTIC_NAMES = [
-    "get_current_weather",
-    "search_hotels",
-    "book_flight",
-    "calculate_mortgage",
-    "convert_currency",
-    "get_stock_price",
-    "send_message",
-    "create_calendar_event",
-    "find_restaurants",
-    "translate_text",
-    "get_news_headlines",
-    "math_factorial",
-    "geometry_area_circle",
-    "spotify_play",
-    "uber_ride",
+def tool_use_conversation(
+    rng: R, tools: list[dict[str, Any]], *, turns: int
+) -> list[tuple[str, dict[str, Any]]]:
+    """Turns of a well-formed tool-use dialogue: a user asks, the assistant makes 1-4 parallel
+    calls (sometimes with text and reasoning), every call gets its result, the assistant
+    answers. It ends with a user turn, with tool results, or (sometimes) an assistant prefix."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    if chance(rng, 0.5):
+        out.append(("system", {"text": pick(rng, SYSTEM_PROMPTS)}))
+    counter = 0
+    for turn in range(turns):
+        out.append(("user", {"parts": [("text", text(rng, allow_empty=False))]}))
+        if turn == turns - 1 and chance(rng, 0.5):
+            break
+        calls = []
+        for _ in range(rng.randint(1, 4) if chance(rng, 0.8) else 0):
+            counter += 1
+            tool = pick(rng, tools)
+            calls.append(
+                {
+                    "id": f"call_{counter}",
+                    "name": tool["name"],
+                    "arguments": benchmark_arguments(rng, tool),
+                }
+            )
+        fields = assistant_fields(rng, odd=0.0, calls=calls)
+        out.append(("assistant", fields))
+        order = list(calls)
+        if chance(rng, 0.2):
+            rng.shuffle(order)
+        for call in order:
+            result = pick(rng, [json.dumps({"result": text(rng)}), text(rng, long=True), ""])
+            out.append(("tool", {"id": call["id"], "text": result}))
+        if calls and turn == turns - 1 and chance(rng, 0.4):
+            return out
+        if calls:
+            out.append(("assistant", assistant_fields(rng, odd=0.0)))
+    if chance(rng, 0.15):
+        fields = assistant_fields(rng, odd=0.0)
+        fields["prefix"] = True
+        out.append(("assistant", fields))
+    return out
+
+
+SYSTEM_PROMPTS = [
+    "You are a helpful assistant with access to functions. Use them if required.",
+    "You are an expert in composing functions.\nIf none of the functions can be used, point it"
+    " out.",
+    "Du bist ein hilfreicher Assistent. Antworte auf Deutsch.",
+    "Respond in JSON.",
 ]
-REALISTIC_ODD_NAMES = ["math.factorial", "geometry.area_circle", "spotify.play", "uber.ride"]
-
-
-def realistic_tool(rng: R, index: int) -> dict[str, Any]:
-    name = (
-        pick(rng, REALISTIC_NAMES) if not chance(rng, o(0.05)) else pick(rng, REALISTIC_ODD_NAMES)
-    )
-    props: dict[str, Any] = {}
-    for _ in range(rng.randint(0, 6)):
-        key = pick(
-            rng,
-            [
-                "location",
-                "unit",
-                "date",
-                "query",
-                "amount",
-                "from_currency",
-                "to_currency",
-                "guests",
-                "filters",
-                "tags",
-                "limit",
-                "city",
-                "rooms",
-            ],
-        )
-        kind = rng.randrange(7)
-        if kind == 0:
-            props[key] = {"type": "string", "description": f"The {key}, e.g. San Francisco, CA"}
-        elif kind == 1:
-            props[key] = {
-                "type": "string",
-                "enum": ["celsius", "fahrenheit"],
-                "description": "unit",
-            }
-        elif kind == 2:
-            props[key] = {
-                "type": pick(
-                    rng, ["integer", "number"] + (["float", "int"] if chance(rng, o(0.2)) else [])
-                ),
-                "description": f"{key} value",
-                "default": pick(rng, [1, 0.5, "1", None]),
-            }
-        elif kind == 3:
-            props[key] = {"type": "array", "items": {"type": "string"}, "description": "list"}
-        elif kind == 4:
-            props[key] = {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"name": {"type": "string"}, "value": {"type": "number"}},
-                    "required": ["name"],
-                },
-            }
-        elif kind == 5:
-            props[key] = {
-                "type": pick(rng, ["object"] + (["dict"] if chance(rng, o(0.2)) else [])),
-                "properties": {"min": {"type": "number"}, "max": {"type": "number"}},
-                "description": "range",
-            }
-        else:
-            props[key] = {
-                "type": pick(
-                    rng, ["boolean"] + (["bool", "any", "tuple"] if chance(rng, o(0.2)) else [])
-                ),
-                "description": "flag",
-            }
-    params = {"type": "object" if not chance(rng, o(0.05)) else "dict", "properties": props}
-    if props and chance(rng, 0.7):
-        params["required"] = [k for k in props if chance(rng, 0.5)]
-    tool = {
-        "name": name,
-        "description": pick(
-            rng,
-            [
-                "",
-                "Get the current weather in a given location",
-                "Search for things. Returns a JSON list.",
-                "計算する",
-            ],
-        ),
-        "parameters": params,
-    }
-    if chance(rng, 0.05):
-        tool["strict"] = True
-    return tool
 
 
 def fam_multi_error(rng: R, protocol: str) -> tuple[str, Json]:
@@ -2120,7 +2117,7 @@ FAMILIES: list[tuple[str, Callable[[R, str], tuple[str, Json]], float]] = [
     ("format", fam_format, 1.5),
     ("images", fam_images, 1),
     ("items", fam_items, 2),
-    ("realistic", fam_realistic, 2),
+    ("realistic", fam_realistic, 3),
     ("multi_error", fam_multi_error, 1.5),
     ("random", fam_random, 3),
     ("extras", fam_extras, 3),

@@ -30,6 +30,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from deepseek_recipe import Tokenizer
+from deepseek_recipe.errors import TokenizerError
 
 Case = dict[str, Any]
 
@@ -769,8 +770,15 @@ def logprob(rng: random.Random) -> float:
 
 
 def token_inputs(rng: random.Random, text: str) -> list[dict[str, Any]]:
-    """The output as token-id chunks: encoded, perturbed, cut, maybe with log probabilities."""
+    """The output as token-id chunks: encoded, perturbed, cut, maybe with log probabilities.
+    Sometimes one side of a cut spells the special tokens with ordinary tokens."""
     ids = tokenizer().encode(text, allow_special=True)
+    if rng.random() < 0.05:
+        cut = rng.randint(0, len(text))
+        ordinary_first = rng.random() < 0.5
+        ids = tokenizer().encode(text[:cut], allow_special=not ordinary_first) + tokenizer().encode(
+            text[cut:], allow_special=ordinary_first
+        )
     if rng.random() < 0.15:
         for _ in range(rng.randint(1, 3)):
             extra = rng.choice(
@@ -829,6 +837,34 @@ def text_inputs(rng: random.Random, text: str, stops: list[str]) -> list[dict[st
     ]
 
 
+def swap_kinds(rng: random.Random, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same output with some chunks given as the other kind: token chunks as their decoded
+    text, text chunks as their token ids (special spellings as special tokens or as ordinary
+    tokens), so tags, stops and newlines straddle text and token-id input."""
+    out = []
+    for chunk in chunks:
+        if rng.random() >= 0.4:
+            out.append(chunk)
+        elif chunk["kind"] == "tokens" and chunk["token_ids"]:
+            try:
+                text = tokenizer().decode(chunk["token_ids"])
+            except TokenizerError:  # an invalid id stays a token
+                out.append(chunk)
+                continue
+            if "\ufffd" in text:
+                out.append(chunk)
+            else:
+                out.append(
+                    {"kind": "text", "content": text, "token_count": len(chunk["token_ids"])}
+                )
+        elif chunk["kind"] == "text" and chunk["content"]:
+            ids = tokenizer().encode(chunk["content"], allow_special=rng.random() < 0.7)
+            out.append({"kind": "tokens", "token_ids": ids, "logprobs": None})
+        else:
+            out.append(chunk)
+    return out
+
+
 def ready_input(rng: random.Random, usage: tuple[int, int]) -> dict[str, Any]:
     chunk: dict[str, Any] = {"kind": "ready"}
     if rng.random() < 0.93:
@@ -846,6 +882,8 @@ def inputs_for(
     if tokens and rng.random() < 0.1:
         mixed = text_inputs(rng, noisy_text(rng), plan.stops)
         chunks[rng.randint(0, len(chunks)) : 0] = mixed
+    if rng.random() < 0.05:
+        chunks = swap_kinds(rng, chunks)
     out = []
     if rng.random() < 0.93:
         out.append(ready_input(rng, usage))

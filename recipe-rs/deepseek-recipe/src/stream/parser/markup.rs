@@ -48,7 +48,7 @@ impl StreamParser {
         let invoke = find_marker(hay, INVOKE_START);
         let close = BLOCK_CLOSE
             .iter()
-            .filter_map(|closer| find_marker(before_marker(hay, invoke, closer), closer))
+            .filter_map(|closer| self.find_tag(pos, before_marker(hay, invoke, closer), closer))
             .min();
         if let Some(at) = invoke.filter(|&at| close.is_none_or(|close| at < close)) {
             self.state = State::InvokeName;
@@ -94,7 +94,7 @@ impl StreamParser {
     /// `</｜DSML｜` (whatever tag follows) ends the invoke.
     pub(super) fn invoke(&mut self, pos: usize, at_end: bool, out: &mut Vec<ParserEvent>) -> Step {
         let hay = &self.text[pos..];
-        let close = find_marker(hay, DSML_CLOSE);
+        let close = self.find_tag(pos, hay, DSML_CLOSE);
         let parameter = find_marker(before_marker(hay, close, PARAMETER_START), PARAMETER_START);
         if let Some(at) = parameter.filter(|&at| close.is_none_or(|close| at < close)) {
             let fragment = if self.parameters == 0 {
@@ -180,7 +180,7 @@ impl StreamParser {
     ) -> Step {
         let make = move |raw| ArgumentFragment::Value { raw, string };
         let hay = &self.text[pos..];
-        if let Some(at) = find_marker(hay, DSML_CLOSE).map(|at| pos + at) {
+        if let Some(at) = self.find_tag(pos, hay, DSML_CLOSE).map(|at| pos + at) {
             let end = at + DSML_CLOSE.len();
             self.emit_fragments(pos, at, out, make);
             if string {
@@ -202,6 +202,22 @@ impl StreamParser {
         let keep = self.hold_from(pos, hold);
         self.emit_fragments(pos, keep, out, make);
         Step::Wait(keep)
+    }
+
+    /// Offset in `hay` (the held text from `pos`) of the first `tag` whose DSML token may be
+    /// markup ([`StreamParser::markup_allowed`]): spelled by ordinary tokens, a closing tag inside
+    /// a block is text too (found by the differential harness).
+    fn find_tag(&self, pos: usize, hay: &str, tag: &str) -> Option<usize> {
+        let token_end = tag.find(DSML).map_or(0, |at| at + DSML.len());
+        let mut from = 0;
+        while let Some(at) = find_marker(&hay[from..], tag) {
+            let start = from + at;
+            if token_end == 0 || self.markup_allowed(pos + start + token_end, DSML) {
+                return Some(start);
+            }
+            from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
+        }
+        None
     }
 
     /// Whether the event of a markup marker at `[start, from)` waits for more input: the text
@@ -247,12 +263,19 @@ mod tests {
 
     /// The tool calls (name, arguments JSON text) that `text` in one piece gives.
     fn calls(text: &str) -> Vec<(String, String)> {
+        calls_of(vec![Piece::text(text)])
+    }
+
+    /// The tool calls (name, arguments JSON text) that `pieces` give.
+    fn calls_of(pieces: Vec<Piece>) -> Vec<(String, String)> {
         let mut parser = StreamParser::new(ParsingOptions {
             starts_in_tool_calls: true,
             ..ParsingOptions::default()
         });
         let mut out = Vec::new();
-        parser.push(Piece::text(text), &mut out);
+        for piece in pieces {
+            parser.push(piece, &mut out);
+        }
         parser.finish(&mut out);
         let mut calls: Vec<(String, String)> = Vec::new();
         for event in out {
@@ -276,6 +299,28 @@ mod tests {
         let two = format!("{invoke}\n{invoke}</｜DSML｜tool_calls>{invoke}");
         let expected = ("f".to_owned(), "{\"k\": \"v\"}".to_owned());
         assert_eq!(calls(&two), [expected.clone(), expected]);
+    }
+
+    #[test]
+    fn a_closing_tag_spelled_by_ordinary_tokens_is_value_text() {
+        let piece = |text: &str, kind| Piece {
+            text: text.into(),
+            kind,
+            ..Piece::default()
+        };
+        let pieces = vec![
+            piece(
+                "<｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"k\" string=\"true\">v",
+                PieceKind::Text,
+            ),
+            piece("</｜DSML｜parameter>", PieceKind::Tokens),
+            piece("w</｜DSML｜parameter></｜DSML｜invoke>", PieceKind::Text),
+        ];
+        let expected = (
+            "f".to_owned(),
+            "{\"k\": \"v</｜DSML｜parameter>w\"}".to_owned(),
+        );
+        assert_eq!(calls_of(pieces), [expected]);
     }
 
     #[test]

@@ -216,8 +216,8 @@ pub struct StreamParser {
     /// The last bytes of text already consumed: whether held text continues a possible tag
     /// that began before it (see [`StreamParser::without_trailing_newlines`]).
     consumed_tail: String,
-    /// The last consumed byte came from a text chunk (a tag prefix there may go on in text).
-    consumed_tail_from_text: bool,
+    /// How many bytes at the end of `consumed_tail` came from text chunks.
+    consumed_tail_text_bytes: usize,
 }
 
 impl StreamParser {
@@ -258,7 +258,7 @@ impl StreamParser {
             parameters: 0,
             skip_empty_pieces: false,
             consumed_tail: String::new(),
-            consumed_tail_from_text: true,
+            consumed_tail_text_bytes: 0,
         }
     }
 
@@ -367,8 +367,18 @@ impl StreamParser {
     fn drain(&mut self, pos: usize) {
         let text_state = matches!(self.state, State::Reasoning | State::Content);
         if pos > self.start {
-            let last = &self.parts[self.part_at(pos - 1)];
-            self.consumed_tail_from_text = last.kind == PieceKind::Text;
+            let mut text_start = pos;
+            for index in (0..=self.part_at(pos - 1)).rev() {
+                if self.parts[index].kind != PieceKind::Text {
+                    break;
+                }
+                text_start = self.part_start(index);
+            }
+            self.consumed_tail_text_bytes = if text_start <= self.start {
+                self.consumed_tail_text_bytes + (pos - self.start)
+            } else {
+                pos - text_start
+            };
         }
         let mut start = self.start;
         while let Some(part) = self.parts.front() {
@@ -385,6 +395,7 @@ impl StreamParser {
             first.whole &= start >= pos;
         }
         remember_tail(&mut self.consumed_tail, &self.text[self.start..pos]);
+        self.consumed_tail_text_bytes = self.consumed_tail_text_bytes.min(self.consumed_tail.len());
         self.start = pos;
         // Moving the held text costs as much as it holds: only once that is at most the text
         // consumed since the last move, so the total stays linear in the output.
@@ -410,21 +421,14 @@ impl StreamParser {
     fn partial_start(&self, from: usize, end: usize, marker: &str, markup: bool) -> Option<usize> {
         let hay = &self.text[from..end];
         let start = if markup {
-            partial_tag_start(hay, marker, self.text_chunk_at(end))?
+            partial_tag_start(hay, marker, |at| {
+                self.parts_overlapping(from + at, end)
+                    .all(|index| self.parts[index].kind == PieceKind::Text)
+            })?
         } else {
             partial_marker_start(hay, marker)?
         };
         Some(from + start)
-    }
-
-    /// Whether the held text ending at `end` came from a text chunk there (at the start of the
-    /// held text: whether the consumed text did).
-    fn text_chunk_at(&self, end: usize) -> bool {
-        if end > self.start {
-            self.parts[self.part_at(end - 1)].kind == PieceKind::Text
-        } else {
-            self.consumed_tail_from_text
-        }
     }
 
     /// Whether holding everything from `pos` would exceed the memory bounds.
@@ -460,17 +464,19 @@ impl StreamParser {
         (first..self.parts.len()).take_while(move |&index| self.part_start(index) < end)
     }
 
-    /// Whether the held text `[start, end)` may be read as a markup marker, which ends with a
+    /// Whether the held text ending at `end` may be read as a markup marker, which ends with a
     /// special token (`token`: `</think>`, the DSML token): a text chunk spells it out, while from
-    /// token ids only that special token itself counts.
-    fn markup_allowed(&self, start: usize, end: usize, token: &str) -> bool {
+    /// token ids only that special token itself counts. Only the token's own text is judged: the
+    /// `<` or `</` before it may come from either kind of input (found by the differential
+    /// harness, streams that mix text and token-id chunks).
+    fn markup_allowed(&self, end: usize, token: &str) -> bool {
+        let token_start = end - token.len();
         if self
-            .parts_overlapping(start, end)
+            .parts_overlapping(token_start, end)
             .all(|index| self.parts[index].kind == PieceKind::Text)
         {
             return true;
         }
-        let token_start = end - token.len();
         let index = self.part_at(token_start);
         self.parts[index].kind == PieceKind::SpecialToken
             && self.part_start(index) == token_start
@@ -509,20 +515,18 @@ fn find_marker(hay: &str, marker: &str) -> Option<usize> {
 }
 
 /// Start of the longest non-empty suffix of `hay` that a tag `marker` may still complete. Tags
-/// end in a special token: text ending in a text chunk may go on in text, while text from token
-/// ids can only be waiting for that token (`<`, `</` before the DSML token; nothing before
-/// `</think>`).
-fn partial_tag_start(hay: &str, marker: &str, from_text: bool) -> Option<usize> {
-    if from_text {
-        return partial_marker_start(hay, marker);
-    }
+/// end in a special token, judged alone (see `StreamParser::markup_allowed`): once the suffix
+/// reaches into that token's text, the text from there on must come from text chunks
+/// (`from_text(offset in hay)`), while token ids can only be waiting for the token itself (`<`,
+/// `</` before the DSML token; nothing before `</think>`), from either kind of input (found by
+/// the differential harness, streams that mix text and token-id chunks).
+fn partial_tag_start(hay: &str, marker: &str, from_text: impl Fn(usize) -> bool) -> Option<usize> {
     let special = marker.find(DSML).or_else(|| marker.find(THINK_END))?;
-    let before = &marker.as_bytes()[..special];
-    (1..=before.len().min(hay.len())).rev().find_map(|len| {
-        let start = hay.len() - len;
-        before
-            .starts_with(&hay.as_bytes()[start..])
-            .then_some(start)
+    let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
+    let longest = (needle.len() - 1).min(bytes.len());
+    (bytes.len() - longest..bytes.len()).find(|&start| {
+        needle.starts_with(&bytes[start..])
+            && (start + special >= bytes.len() || from_text(start + special))
     })
 }
 
@@ -658,6 +662,54 @@ mod tests {
             _ => None,
         });
         assert_eq!(name_len, Some(MAX_TOOL_NAME_BYTES));
+    }
+
+    #[test]
+    fn a_tag_start_from_tokens_completes_with_spelled_out_dsml_text() {
+        let tool_calls = |pieces: Vec<Piece>| {
+            let mut parser = StreamParser::new(ParsingOptions {
+                parse_tool_calls: true,
+                ..ParsingOptions::default()
+            });
+            let mut out = Vec::new();
+            for piece in pieces {
+                parser.push(piece, &mut out);
+            }
+            parser.finish(&mut out);
+            out.iter()
+                .filter(|event| matches!(event, ParserEvent::ToolCallStart { .. }))
+                .count()
+        };
+        let tokens = |text: &str| Piece {
+            text: text.into(),
+            kind: PieceKind::Tokens,
+            ..Piece::default()
+        };
+        let rest = "｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"f\">\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>";
+        assert_eq!(tool_calls(vec![tokens("<"), Piece::text(rest)]), 1);
+        // Spelled out by ordinary tokens, the DSML token is plain text.
+        assert_eq!(tool_calls(vec![Piece::text("<"), tokens(rest)]), 0);
+    }
+
+    #[test]
+    fn a_tag_start_from_tokens_cannot_complete_a_think_end_in_text() {
+        let mut parser = StreamParser::new(ParsingOptions {
+            parse_tool_calls: true,
+            thinking_initial_stage: Some(ThinkingInitialStage::ReasoningStart),
+            ..ParsingOptions::default()
+        });
+        let mut out = Vec::new();
+        let lt = Piece {
+            text: "<".into(),
+            kind: PieceKind::Tokens,
+            ..Piece::default()
+        };
+        parser.push(lt, &mut out);
+        assert!(out.is_empty());
+        // `<` may open a DSML tag; `</think>` is one token, so its `<` from token ids cannot go
+        // on in text.
+        parser.push(Piece::text("/"), &mut out);
+        assert_eq!(out.len(), 2);
     }
 
     #[test]

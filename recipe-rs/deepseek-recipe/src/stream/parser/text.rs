@@ -108,7 +108,7 @@ impl StreamParser {
                 if found.is_some_and(|(_, best, _)| end >= best) {
                     break;
                 }
-                if token.is_none_or(|token| self.markup_allowed(start, end, token)) {
+                if token.is_none_or(|token| self.markup_allowed(end, token)) {
                     found = Some((start, end, kind));
                     break;
                 }
@@ -410,8 +410,19 @@ impl StreamParser {
     /// already consumed.
     fn continues_consumed_tag(&self, end: usize, marker: &str) -> bool {
         let joined = [self.consumed_tail.as_str(), &self.text[self.start..end]].concat();
-        partial_tag_start(&joined, marker, self.text_chunk_at(end))
-            .is_some_and(|start| start < self.consumed_tail.len())
+        let tail = self.consumed_tail.len();
+        let held_from_text = |from: usize| {
+            self.parts_overlapping(from, end)
+                .all(|index| self.parts[index].kind == PieceKind::Text)
+        };
+        partial_tag_start(&joined, marker, |at| {
+            if at >= tail {
+                held_from_text(self.start + at - tail)
+            } else {
+                tail - at <= self.consumed_tail_text_bytes && held_from_text(self.start)
+            }
+        })
+        .is_some_and(|start| start < self.consumed_tail.len())
     }
 
     /// Emits `[start, end)` of the held text as reasoning/content deltas, one per part.
