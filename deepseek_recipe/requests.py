@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from deepseek_recipe import _native
 from deepseek_recipe.errors import INVALID_JSON_PREFIX, RequestParseError
@@ -76,6 +76,9 @@ class ParsingOptions(TypedDict):
         Literal["ReasoningStart", "ReasoningContinuation", "ContentContinuation"] | None
     )
     stop_sequences: list[str]
+    special_tokens: NotRequired[dict[str, str]]
+    """The full special-token table the parser matches (thinking end, DSML token); present only
+    when conversion options override a spelling."""
 
 
 @dataclass(frozen=True)
