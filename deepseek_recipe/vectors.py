@@ -692,8 +692,11 @@ class StreamNormalizer:
 
 
 def stream_processor(record: Record) -> StreamProcessor:
-    """The processor a stream record describes (converted with default options)."""
-    converted: ConvertedRequest = convert(record["request"], protocol=record["protocol"])
+    """The processor a stream record describes (converted with its `options`, default options
+    where it has none)."""
+    converted: ConvertedRequest = convert(
+        record["request"], protocol=record["protocol"], options=_options(record)
+    )
     generator = cast(Record, record["generator"])
     init = cast(Record, record["response_init"])
     return StreamProcessor(

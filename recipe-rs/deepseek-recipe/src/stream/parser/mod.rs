@@ -199,8 +199,9 @@ pub struct StreamParser {
     /// The last bytes of text already consumed: whether held text continues a possible tag
     /// that began before it (see [`StreamParser::without_trailing_newlines`]).
     consumed_tail: String,
-    /// How many bytes at the end of `consumed_tail` came from text chunks.
-    consumed_tail_text_bytes: usize,
+    /// How many bytes at the end of `consumed_tail` came from text chunks or special tokens (not
+    /// from ordinary token ids).
+    consumed_tail_spelled_bytes: usize,
     /// The tags, spelled with the options' special tokens (shared so handlers can borrow them
     /// while mutating the parser).
     tags: Arc<Tags>,
@@ -245,7 +246,7 @@ impl StreamParser {
             parameters: 0,
             skip_empty_pieces: false,
             consumed_tail: String::new(),
-            consumed_tail_text_bytes: 0,
+            consumed_tail_spelled_bytes: 0,
         }
     }
 
@@ -356,13 +357,13 @@ impl StreamParser {
         if pos > self.start {
             let mut text_start = pos;
             for index in (0..=self.part_at(pos - 1)).rev() {
-                if self.parts[index].kind != PieceKind::Text {
+                if self.parts[index].kind == PieceKind::Tokens {
                     break;
                 }
                 text_start = self.part_start(index);
             }
-            self.consumed_tail_text_bytes = if text_start <= self.start {
-                self.consumed_tail_text_bytes + (pos - self.start)
+            self.consumed_tail_spelled_bytes = if text_start <= self.start {
+                self.consumed_tail_spelled_bytes + (pos - self.start)
             } else {
                 pos - text_start
             };
@@ -386,7 +387,7 @@ impl StreamParser {
             &self.text[self.start..pos],
             self.tags.tail_bytes,
         );
-        self.consumed_tail_text_bytes = self.consumed_tail_text_bytes.min(self.consumed_tail.len());
+        self.consumed_tail_spelled_bytes = self.consumed_tail_spelled_bytes.min(self.consumed_tail.len());
         self.start = pos;
         // Moving the held text costs as much as it holds: only once that is at most the text
         // consumed since the last move, so the total stays linear in the output.
@@ -412,10 +413,7 @@ impl StreamParser {
     fn partial_start(&self, from: usize, end: usize, marker: &str, markup: bool) -> Option<usize> {
         let hay = &self.text[from..end];
         let start = if markup {
-            partial_tag_start(&self.tags, hay, marker, |at| {
-                self.parts_overlapping(from + at, end)
-                    .all(|index| self.parts[index].kind == PieceKind::Text)
-            })?
+            partial_tag_start(&self.tags, hay, marker, |at| self.spelled_out(from + at, end))?
         } else {
             partial_marker_start(hay, marker)?
         };
@@ -456,22 +454,20 @@ impl StreamParser {
     }
 
     /// Whether the held text ending at `end` may be read as a markup marker, which ends with a
-    /// special token (`token`: the thinking end, the DSML token): a text chunk spells it out, while from
-    /// token ids only that special token itself counts. Only the token's own text is judged: the
-    /// `<` or `</` before it may come from either kind of input (found by the differential
-    /// harness, streams that mix text and token-id chunks).
+    /// special token (`token`: the thinking end, the DSML token): text chunks and special-token
+    /// ids spell it out, ordinary token ids never do (with the default spellings that leaves a
+    /// text chunk or the special token itself; an overridden spelling may also be a special
+    /// token's text completed by a text chunk, as the reference reads it). Only the token's own
+    /// text is judged: the `<` or `</` before it may come from either kind of input (found by the
+    /// differential harness, streams that mix text and token-id chunks).
     fn markup_allowed(&self, end: usize, token: &str) -> bool {
-        let token_start = end - token.len();
-        if self
-            .parts_overlapping(token_start, end)
-            .all(|index| self.parts[index].kind == PieceKind::Text)
-        {
-            return true;
-        }
-        let index = self.part_at(token_start);
-        self.parts[index].kind == PieceKind::SpecialToken
-            && self.part_start(index) == token_start
-            && self.part_end(index) == end
+        self.spelled_out(end - token.len(), end)
+    }
+
+    /// Whether no byte of the held text `[start, end)` came from ordinary token ids.
+    fn spelled_out(&self, start: usize, end: usize) -> bool {
+        self.parts_overlapping(start, end)
+            .all(|index| self.parts[index].kind != PieceKind::Tokens)
     }
 
     /// Index of the part containing byte `offset` (the last part for the end offset).
@@ -507,22 +503,22 @@ fn find_marker(hay: &str, marker: &str) -> Option<usize> {
 
 /// Start of the longest non-empty suffix of `hay` that a tag `marker` may still complete. Tags
 /// end in a special token, judged alone (see `StreamParser::markup_allowed`): once the suffix
-/// reaches into that token's text, the text from there on must come from text chunks
-/// (`from_text(offset in hay)`), while token ids can only be waiting for the token itself (`<`,
+/// reaches into that token's text, the text from there on must not come from ordinary token ids
+/// (`spelled(offset in hay)`), while those can only be waiting for the token itself (`<`,
 /// `</` before the DSML token; nothing before `</think>`), from either kind of input (found by
 /// the differential harness, streams that mix text and token-id chunks).
 fn partial_tag_start(
     tags: &Tags,
     hay: &str,
     marker: &str,
-    from_text: impl Fn(usize) -> bool,
+    spelled: impl Fn(usize) -> bool,
 ) -> Option<usize> {
     let special = tags.special_token_in(marker)?;
     let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
     let longest = (needle.len() - 1).min(bytes.len());
     (bytes.len() - longest..bytes.len()).find(|&start| {
         needle.starts_with(&bytes[start..])
-            && (start + special >= bytes.len() || from_text(start + special))
+            && (start + special >= bytes.len() || spelled(start + special))
     })
 }
 

@@ -415,15 +415,11 @@ impl StreamParser {
     fn continues_consumed_tag(&self, end: usize, marker: &str) -> bool {
         let joined = [self.consumed_tail.as_str(), &self.text[self.start..end]].concat();
         let tail = self.consumed_tail.len();
-        let held_from_text = |from: usize| {
-            self.parts_overlapping(from, end)
-                .all(|index| self.parts[index].kind == PieceKind::Text)
-        };
         partial_tag_start(&self.tags, &joined, marker, |at| {
             if at >= tail {
-                held_from_text(self.start + at - tail)
+                self.spelled_out(self.start + at - tail, end)
             } else {
-                tail - at <= self.consumed_tail_text_bytes && held_from_text(self.start)
+                tail - at <= self.consumed_tail_spelled_bytes && self.spelled_out(self.start, end)
             }
         })
         .is_some_and(|start| start < self.consumed_tail.len())
