@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast
 
 from deepseek_recipe import _native
 from deepseek_recipe.errors import INVALID_JSON_PREFIX, RequestParseError
@@ -66,8 +66,8 @@ class InferenceOptions(TypedDict):
     output_constraint: OutputConstraint | None
 
 
-class ParsingOptions(TypedDict):
-    """How the output parser reads the model's output."""
+class ParsingSwitches(TypedDict):
+    """The parsing options every conversion reports."""
 
     parse_tool_calls: bool
     starts_in_tool_calls: bool
@@ -76,7 +76,12 @@ class ParsingOptions(TypedDict):
         Literal["ReasoningStart", "ReasoningContinuation", "ContentContinuation"] | None
     )
     stop_sequences: list[str]
-    special_tokens: NotRequired[dict[str, str]]
+
+
+class ParsingOptions(ParsingSwitches, total=False):
+    """How the output parser reads the model's output."""
+
+    special_tokens: dict[str, str]
     """The full special-token table the parser matches (thinking end, DSML token); present only
     when conversion options override a spelling."""
 

@@ -98,6 +98,8 @@ def test_the_parser_matches_overridden_special_token_spellings():
     processor = StreamProcessor(converted, seed=1)
     processor.push({"kind": "text", "content": "Think</think>x</T>Hello", "token_count": 3})
     processor.push({"kind": "finish", "finish_reason": "stop"})
-    message = processor.response().choices[0].message
+    response = processor.response()
+    assert isinstance(response, ChatCompletion)
+    message = response.choices[0].message
     assert message.reasoning_content == "Think</think>x"
     assert message.content == "Hello"

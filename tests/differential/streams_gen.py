@@ -70,12 +70,20 @@ THINK_END_SPELLINGS = (
     "</thinking>",
     "</think",
     "<|end_think|>",
-    "＜/think＞",
+    "\uff1c/think\uff1e",  # fullwidth angle brackets
     "END",
     THINK_END,
     "<｜end▁of▁a▁rather▁long▁reasoning▁section｜>",
 )
-DSML_SPELLINGS = ("|D|", "DSML", "｜dsml｜", "｜DSML｜x", "<x>", DSML, "｜a▁much▁longer▁DSML▁spelling｜")
+DSML_SPELLINGS = (
+    "|D|",
+    "DSML",
+    "｜dsml｜",
+    "｜DSML｜x",
+    "<x>",
+    DSML,
+    "｜a▁much▁longer▁DSML▁spelling｜",
+)
 
 # --- tools ------------------------------------------------------------------------------------
 

@@ -387,7 +387,9 @@ impl StreamParser {
             &self.text[self.start..pos],
             self.tags.tail_bytes,
         );
-        self.consumed_tail_spelled_bytes = self.consumed_tail_spelled_bytes.min(self.consumed_tail.len());
+        self.consumed_tail_spelled_bytes = self
+            .consumed_tail_spelled_bytes
+            .min(self.consumed_tail.len());
         self.start = pos;
         // Moving the held text costs as much as it holds: only once that is at most the text
         // consumed since the last move, so the total stays linear in the output.
@@ -413,7 +415,9 @@ impl StreamParser {
     fn partial_start(&self, from: usize, end: usize, marker: &str, markup: bool) -> Option<usize> {
         let hay = &self.text[from..end];
         let start = if markup {
-            partial_tag_start(&self.tags, hay, marker, |at| self.spelled_out(from + at, end))?
+            partial_tag_start(&self.tags, hay, marker, |at| {
+                self.spelled_out(from + at, end)
+            })?
         } else {
             partial_marker_start(hay, marker)?
         };
