@@ -66,8 +66,8 @@ class InferenceOptions(TypedDict):
     output_constraint: OutputConstraint | None
 
 
-class ParsingOptions(TypedDict):
-    """How the output parser reads the model's output."""
+class ParsingSwitches(TypedDict):
+    """The parsing options every conversion reports."""
 
     parse_tool_calls: bool
     starts_in_tool_calls: bool
@@ -76,6 +76,14 @@ class ParsingOptions(TypedDict):
         Literal["ReasoningStart", "ReasoningContinuation", "ContentContinuation"] | None
     )
     stop_sequences: list[str]
+
+
+class ParsingOptions(ParsingSwitches, total=False):
+    """How the output parser reads the model's output."""
+
+    special_tokens: dict[str, str]
+    """The full special-token table the parser matches (thinking end, DSML token); present only
+    when conversion options override a spelling."""
 
 
 @dataclass(frozen=True)

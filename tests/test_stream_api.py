@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from deepseek_recipe import RecipeError, Tokenizer, convert
+from deepseek_recipe import ConversionOptions, RecipeError, Tokenizer, convert
 from deepseek_recipe.models import ChatCompletion, ChatCompletionChunk, Message
 from deepseek_recipe.stream import StreamProcessor, accumulate, stream_sse
 
@@ -88,3 +88,18 @@ def test_async_adapter_frames_messages_events():
     ]
     assert events[0] == "message_start"
     assert events[-1] == "message_stop"
+
+
+def test_the_parser_matches_overridden_special_token_spellings():
+    options = ConversionOptions(special_tokens={"thinking_end": "</T>", "dsml": "|D|"})
+    converted = convert(CHAT, options=options)
+    assert converted.parsing_options.get("special_tokens", {}).get("thinking_end") == "</T>"
+    assert "special_tokens" not in convert(CHAT).parsing_options
+    processor = StreamProcessor(converted, seed=1)
+    processor.push({"kind": "text", "content": "Think</think>x</T>Hello", "token_count": 3})
+    processor.push({"kind": "finish", "finish_reason": "stop"})
+    response = processor.response()
+    assert isinstance(response, ChatCompletion)
+    message = response.choices[0].message
+    assert message.reasoning_content == "Think</think>x"
+    assert message.content == "Hello"

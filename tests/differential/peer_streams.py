@@ -65,6 +65,35 @@ FINISH_REASONS = {
 }
 TOOL_CALL_ID = re.compile(r"^call_(\d{2,})_(ET_)?[A-Za-z0-9]{20}[0-9]{4}$")
 COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
+# This project's names of the special-token table (`SpecialTokens` fields, in order) and the
+# reference's `SpecialToken` member of each.
+SPECIAL_TOKEN_MEMBERS = {
+    "bos": "Bos",
+    "eos": "Eos",
+    "thinking_start": "ThinkingStart",
+    "thinking_end": "ThinkingEnd",
+    "system": "System",
+    "user": "User",
+    "assistant": "Assistant",
+    "latest_reminder": "LatestReminder",
+    "dsml": "Dsml",
+    "image": "Image",
+    "ref_start": "Ref",
+    "ref_end": "RefEnd",
+    "box_start": "Box",
+    "box_end": "BoxEnd",
+    "point_start": "Point",
+    "point_end": "PointEnd",
+    "polygon_start": "Polygon",
+    "polygon_end": "PolygonEnd",
+}
+# This project's table names whose reference `SpecialTokens` keyword differs.
+SPECIAL_TOKEN_KEYWORDS = {
+    "ref_start": "ref",
+    "box_start": "box",
+    "point_start": "point",
+    "polygon_start": "polygon",
+}
 
 
 class Normalizer:
@@ -117,16 +146,36 @@ class Normalizer:
         return record
 
 
+def special_tokens(table: dict[str, str]) -> Any:
+    """The reference's `SpecialTokens` of a (partial) table in this project's names."""
+    return peer.SpecialTokens(
+        **{SPECIAL_TOKEN_KEYWORDS.get(name, name): value for name, value in table.items()}
+    )
+
+
 def parsing_json(options: Any) -> dict[str, Any]:
+    """The parsing options in this project's JSON layout: `special_tokens` (the full table)
+    only where a spelling differs from its default."""
     stage = options.thinking_initial_stage
     names = [name for name, value in STAGES.items() if value == stage]
-    return {
+    table = {
+        name: options.special_tokens.token(getattr(peer.SpecialToken, member))
+        for name, member in SPECIAL_TOKEN_MEMBERS.items()
+    }
+    out: dict[str, Any] = {
         "parse_tool_calls": options.parse_tool_calls,
         "starts_in_tool_calls": options.starts_in_tool_calls,
         "parse_json_output": options.parse_json_output,
         "thinking_initial_stage": names[0] if names else None,
         "stop_sequences": list(options.stop_sequences),
     }
+    defaults = {
+        name: getattr(peer.SpecialToken, member).default_str()
+        for name, member in SPECIAL_TOKEN_MEMBERS.items()
+    }
+    if table != defaults:
+        out["special_tokens"] = table
+    return out
 
 
 def parsing_options(effective: dict[str, Any]) -> Any:
@@ -137,6 +186,7 @@ def parsing_options(effective: dict[str, Any]) -> Any:
         parse_json_output=effective["parse_json_output"],
         thinking_initial_stage=None if stage is None else STAGES[stage],
         stop_sequences=effective["stop_sequences"],
+        special_tokens=special_tokens(effective.get("special_tokens", {})),
     )
 
 
@@ -145,6 +195,9 @@ def chunk_generator(case: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     protocol = case["protocol"]
     spec = case["generator"]
     options = peer.ConversionOptions()
+    overrides = case.get("options", {}).get("special_tokens")
+    if overrides is not None:
+        options = options.with_special_tokens(special_tokens(overrides))
     request = REQUESTS[protocol](json.dumps(case["request"], ensure_ascii=False))
     echo = request.echo() if protocol == "responses" and spec.get("echo") else None
     namespaces = (

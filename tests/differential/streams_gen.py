@@ -64,6 +64,26 @@ DSML = "｜DSML｜"
 EOS = "<｜end▁of▁sentence｜>"
 BOS = "<｜begin▁of▁sentence｜>"
 INVALID_TOKEN_IDS = (99_999_999, 129_280, 200_000)
+SPECIAL_TOKEN_OVERRIDE_RATE = 0.15
+THINK_END_SPELLINGS = (
+    "</T>",
+    "</thinking>",
+    "</think",
+    "<|end_think|>",
+    "\uff1c/think\uff1e",  # fullwidth angle brackets
+    "END",
+    THINK_END,
+    "<｜end▁of▁a▁rather▁long▁reasoning▁section｜>",
+)
+DSML_SPELLINGS = (
+    "|D|",
+    "DSML",
+    "｜dsml｜",
+    "｜DSML｜x",
+    "<x>",
+    DSML,
+    "｜a▁much▁longer▁DSML▁spelling｜",
+)
 
 # --- tools ------------------------------------------------------------------------------------
 
@@ -644,6 +664,8 @@ class Plan:
     json_mode: bool = False
     stops: list[str] = field(default_factory=list)
     prefix: str | None = None
+    # Conversion-option overrides of special-token spellings (`SpecialTokens` field names).
+    special_tokens: dict[str, str] = field(default_factory=dict)
 
 
 def model_output(rng: random.Random, plan: Plan) -> str:
@@ -878,9 +900,10 @@ def inputs_for(
     rng: random.Random, text: str, plan: Plan, usage: tuple[int, int], tokens: bool
 ) -> list[dict[str, Any]]:
     """Ready, output chunks, finish: with the odd variants (no ready, two readies, no finish)."""
-    chunks = token_inputs(rng, text) if tokens else text_inputs(rng, text, plan.stops)
+    cut_markers = [*plan.stops, *plan.special_tokens.values()]
+    chunks = token_inputs(rng, text) if tokens else text_inputs(rng, text, cut_markers)
     if tokens and rng.random() < 0.1:
-        mixed = text_inputs(rng, noisy_text(rng), plan.stops)
+        mixed = text_inputs(rng, noisy_text(rng), cut_markers)
         chunks[rng.randint(0, len(chunks)) : 0] = mixed
     if rng.random() < 0.05:
         chunks = swap_kinds(rng, chunks)
@@ -1103,7 +1126,36 @@ def plan_for(rng: random.Random, category: str) -> Plan:
             # The API rejects a prefix continuation with tools or JSON output.
             plan.prefix = rng.choice(("reasoning", "content")) if plan.thinking else "content"
             plan.tools, plan.json_mode = [], False
+    if rng.random() < SPECIAL_TOKEN_OVERRIDE_RATE:
+        plan.special_tokens = special_token_overrides(rng)
     return plan
+
+
+def special_token_overrides(rng: random.Random) -> dict[str, str]:
+    """Overridden spellings of the thinking end and/or the DSML token (what the parser reads),
+    sometimes with one the parser ignores: longer or shorter than the defaults, prefixes and
+    extensions of them, the default itself."""
+    overrides: dict[str, str] = {}
+    for name, pool in (("thinking_end", THINK_END_SPELLINGS), ("dsml", DSML_SPELLINGS)):
+        if rng.random() < 0.7:
+            overrides[name] = rng.choice(pool)
+    if not overrides or rng.random() < 0.2:
+        overrides["eos"] = "<E>"
+    return overrides
+
+
+def respell(rng: random.Random, text: str, overrides: dict[str, str]) -> str:
+    """`text` with most occurrences of the default thinking end and DSML token written in their
+    overridden spellings (the rest stay default: plain text to the parser)."""
+    for name, default in (("thinking_end", THINK_END), ("dsml", DSML)):
+        spelling = overrides.get(name)
+        if spelling is None:
+            continue
+        parts = text.split(default)
+        text = parts[0] + "".join(
+            (spelling if rng.random() < 0.85 else default) + part for part in parts[1:]
+        )
+    return text
 
 
 CATEGORIES = {
@@ -1130,6 +1182,8 @@ def build_case(rng: random.Random, category: str) -> Case:
     response_id = ID_PREFIXES[plan.protocol] + f"{rng.getrandbits(48):012x}"
     usage = rng.choice(PROMPT_USAGES)
     text = model_output(rng, plan)
+    if plan.special_tokens:
+        text = respell(rng, text, plan.special_tokens)
     if category == "whitespace":
         text = (
             "".join(
@@ -1148,7 +1202,7 @@ def build_case(rng: random.Random, category: str) -> Case:
         inputs = error_inputs(rng, inputs)
         has_tokenizer = rng.random() < 0.7
     spec = generator_spec(rng, plan, response_id)
-    return {
+    case: Case = {
         "id": "",
         "protocol": plan.protocol,
         "category": category,
@@ -1165,6 +1219,9 @@ def build_case(rng: random.Random, category: str) -> Case:
         },
         "inputs": inputs,
     }
+    if plan.special_tokens:
+        case["options"] = {"special_tokens": plan.special_tokens}
+    return case
 
 
 def error_inputs(rng: random.Random, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -155,6 +155,7 @@ fn output_strategy() -> impl Strategy<Value = (String, ParsingOptions)> {
                 parse_json_output: false,
                 thinking_initial_stage: thinking.then_some(ThinkingInitialStage::ReasoningStart),
                 stop_sequences: stop.into_iter().map(str::to_owned).collect(),
+        ..ParsingOptions::default()
             };
             (output, options)
         })

@@ -2,7 +2,8 @@
 //! regressions of the differential harness (`tests/differential/regressions/streams/*.json`, one
 //! record each in the same layout, recorded from the reference).
 //!
-//! Harness (see the vectors README): convert the case's `request` with default options, build
+//! Harness (see the vectors README): convert the case's `request` with its `options` (default
+//! options where it has none: the vectors never have them), build
 //! the generator config from the converted request (`GeneratorConfig::for_request`) plus the
 //! `generator` knobs, a `StreamProcessor` with the effective `parsing_options`, push every
 //! input, record chunks (`at`, SSE event, data), the error, `finished`, the accumulated
@@ -140,7 +141,12 @@ fn run_case(case: &Value) -> Result<(), String> {
         other => return Err(format!("unsupported protocol {other:?}")),
     };
     let body = serde_json::to_string(&case["request"]).map_err(|err| err.to_string())?;
-    let converted = convert_json(request_protocol, &body, &ConversionOptions::default())
+    let options = match case.get("options") {
+        Some(options) => ConversionOptions::from_json(&options.to_string())
+            .map_err(|err| format!("options: {err}"))?,
+        None => ConversionOptions::default(),
+    };
+    let converted = convert_json(request_protocol, &body, &options)
         .map_err(|err| format!("conversion: {err}"))?;
     let converted_options = serde_json::to_value(&converted.parsing_options).unwrap();
     if converted_options != case["parsing_options_converted"] {

@@ -17,6 +17,7 @@ pub fn run_stream(flags: u8, chunks: Vec<InferenceChunk>, tokenizer: Option<Shar
         parse_json_output: flags & 16 != 0,
         thinking_initial_stage: stage,
         stop_sequences: if flags & 32 != 0 { vec!["END".into(), "\n\n".into()] } else { Vec::new() },
+    ..ParsingOptions::default()
     };
     let thinking_mode = stage.is_some();
     let context = match flags >> 6 {

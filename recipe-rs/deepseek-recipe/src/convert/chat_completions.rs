@@ -190,7 +190,7 @@ impl ChatCompletionRequest {
             stop_sequences,
             response_context: ResponseContext::ChatCompletions { include_usage },
         }
-        .finish())
+        .finish(options.special_token_spellings()))
     }
 }
 

@@ -14,6 +14,7 @@ use crate::converted::{
     ParsingOptions, ResponseContext,
 };
 use crate::error::ApiError;
+use crate::markup::SpecialTokens;
 
 /// A requested output format after validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,8 +96,9 @@ pub(crate) struct Draft {
 }
 
 impl Draft {
-    /// Derives the constraint, sampling values and parsing options and builds the result.
-    pub fn finish(self) -> ConvertedRequest {
+    /// Derives the constraint, sampling values and parsing options and builds the result; the
+    /// parser matches the prompt's `special_tokens`.
+    pub fn finish(self, special_tokens: SpecialTokens) -> ConvertedRequest {
         let tools_active = self.tools.active();
         let required = self.tools.tool_choice == ToolChoice::Required;
         let output_constraint = if tools_active {
@@ -145,6 +147,7 @@ impl Draft {
             parse_json_output: self.format == FormatChoice::JsonObject,
             thinking_initial_stage: thinking_initial_stage(self.thinking_mode, &self.messages),
             stop_sequences: self.stop_sequences,
+            special_tokens,
         };
         let (response_format, response_schema, response_regex) = match self.format {
             FormatChoice::Text => (ResponseFormat::Text, None, None),

@@ -197,7 +197,7 @@ impl MessagesRequest {
             stop_sequences,
             response_context: ResponseContext::Messages,
         }
-        .finish())
+        .finish(options.special_token_spellings()))
     }
 }
 

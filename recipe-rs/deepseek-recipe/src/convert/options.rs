@@ -186,7 +186,12 @@ impl ConversionOptions {
             ModelVersion::DeepseekV4Pro => Encoding::v4(),
             ModelVersion::DeepseekV41Flash => Encoding::v41(),
         };
-        encoding.with_special_tokens(SpecialTokens::default().with_overrides(&self.special_tokens))
+        encoding.with_special_tokens(self.special_token_spellings())
+    }
+
+    /// The full special-token table: the defaults with these options' overrides.
+    pub fn special_token_spellings(&self) -> SpecialTokens {
+        SpecialTokens::default().with_overrides(&self.special_tokens)
     }
 
     /// Sets the special-token spelling overrides.

@@ -305,7 +305,7 @@ impl ResponsesRequest {
             stop_sequences: Vec::new(),
             response_context: ResponseContext::Responses(Box::new(response_context)),
         }
-        .finish())
+        .finish(options.special_token_spellings()))
     }
 }
 

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::markup::SpecialTokens;
+
 /// Where the model output starts relative to the thinking section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ThinkingInitialStage {
@@ -33,4 +35,9 @@ pub struct ParsingOptions {
     pub thinking_initial_stage: Option<ThinkingInitialStage>,
     /// Content strings that end the stream when generated (empty strings are ignored).
     pub stop_sequences: Vec<String>,
+    /// The special-token spellings the parser matches (the thinking end, the DSML token), as
+    /// conversion options set them for the prompt. Omitted from JSON while they are the defaults;
+    /// a partial table fills the rest with the defaults.
+    #[serde(default, skip_serializing_if = "SpecialTokens::is_default")]
+    pub special_tokens: SpecialTokens,
 }

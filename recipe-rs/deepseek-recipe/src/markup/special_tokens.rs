@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// request's `special_tokens` option) replaces only the spellings it names; see
 /// [`SpecialTokens::with_overrides`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SpecialTokens {
     /// Start of the prompt.
     pub bos: String,
@@ -145,6 +146,11 @@ impl SpecialTokens {
             }
         }
         self
+    }
+
+    /// Whether every spelling is the default one.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
     }
 
     /// Every spelling of the table, in field order.

@@ -44,9 +44,11 @@ impl StreamParser {
     /// invoke, so only that much is searched for one: the rest of the output is not read again
     /// at every call.)
     pub(super) fn tool_block(&mut self, pos: usize) -> Step {
+        let tags = Arc::clone(&self.tags);
         let hay = &self.text[pos..];
         let invoke = find_marker(hay, INVOKE_START);
-        let close = BLOCK_CLOSE
+        let close = tags
+            .block_close
             .iter()
             .filter_map(|closer| self.find_tag(pos, before_marker(hay, invoke, closer), closer))
             .min();
@@ -59,7 +61,7 @@ impl StreamParser {
             self.state = State::AfterBlock;
             return Step::Marker(self.text.len());
         }
-        Step::Wait(pos + keep_partial(hay, &BLOCK_MARKERS))
+        Step::Wait(pos + keep_partial(hay, &tags.block_markers))
     }
 
     /// Reading the tool name up to its closing quote.
@@ -76,7 +78,8 @@ impl StreamParser {
         };
         push_bounded(&mut self.tool_name, &hay[..quote], MAX_TOOL_NAME_BYTES);
         let at = pos + quote;
-        if self.defers(at, at + 1, &INVOKE_MARKERS, at_end) {
+        let tags = Arc::clone(&self.tags);
+        if self.defers(at, at + 1, &tags.invoke_markers, at_end) {
             return Step::Wait(at);
         }
         let name = std::mem::take(&mut self.tool_name);
@@ -91,10 +94,11 @@ impl StreamParser {
     }
 
     /// Inside an invoke, between parameters: `parameter name=` anywhere starts a parameter,
-    /// `</｜DSML｜` (whatever tag follows) ends the invoke.
+    /// `</` + the DSML token (whatever tag follows) ends the invoke.
     pub(super) fn invoke(&mut self, pos: usize, at_end: bool, out: &mut Vec<ParserEvent>) -> Step {
+        let tags = Arc::clone(&self.tags);
         let hay = &self.text[pos..];
-        let close = self.find_tag(pos, hay, DSML_CLOSE);
+        let close = self.find_tag(pos, hay, &tags.dsml_close);
         let parameter = find_marker(before_marker(hay, close, PARAMETER_START), PARAMETER_START);
         if let Some(at) = parameter.filter(|&at| close.is_none_or(|close| at < close)) {
             let fragment = if self.parameters == 0 {
@@ -108,10 +112,10 @@ impl StreamParser {
             return Step::Marker(pos + at + PARAMETER_START.len());
         }
         let Some(at) = close.map(|at| pos + at) else {
-            return Step::Wait(pos + keep_partial(hay, &INVOKE_MARKERS));
+            return Step::Wait(pos + keep_partial(hay, &tags.invoke_markers));
         };
-        let after = at + DSML_CLOSE.len();
-        if self.defers(at, after, &BLOCK_MARKERS, at_end) {
+        let after = at + tags.dsml_close.len();
+        if self.defers(at, after, &tags.block_markers, at_end) {
             return Step::Wait(at);
         }
         let fragment = if self.parameters == 0 {
@@ -160,8 +164,9 @@ impl StreamParser {
             });
         };
         let (at, end) = (pos + at, pos + at + marker.len());
+        let tags = Arc::clone(&self.tags);
         if string {
-            if self.defers(at, end, &[DSML_CLOSE], at_end) {
+            if self.defers(at, end, std::slice::from_ref(&tags.dsml_close), at_end) {
                 return Step::Wait(at);
             }
             self.fragment(ArgumentFragment::Quote, out);
@@ -170,7 +175,7 @@ impl StreamParser {
         Step::Marker(end)
     }
 
-    /// A parameter value, up to `</｜DSML｜`.
+    /// A parameter value, up to `</` + the DSML token.
     pub(super) fn param_value(
         &mut self,
         pos: usize,
@@ -179,12 +184,13 @@ impl StreamParser {
         out: &mut Vec<ParserEvent>,
     ) -> Step {
         let make = move |raw| ArgumentFragment::Value { raw, string };
+        let tags = Arc::clone(&self.tags);
         let hay = &self.text[pos..];
-        if let Some(at) = self.find_tag(pos, hay, DSML_CLOSE).map(|at| pos + at) {
-            let end = at + DSML_CLOSE.len();
+        if let Some(at) = self.find_tag(pos, hay, &tags.dsml_close).map(|at| pos + at) {
+            let end = at + tags.dsml_close.len();
             self.emit_fragments(pos, at, out, make);
             if string {
-                if self.defers(at, end, &INVOKE_MARKERS, at_end) {
+                if self.defers(at, end, &tags.invoke_markers, at_end) {
                     return Step::Wait(at);
                 }
                 self.fragment(ArgumentFragment::Quote, out);
@@ -197,7 +203,7 @@ impl StreamParser {
             return Step::Wait(self.text.len());
         }
         let hold = self
-            .partial_start(pos, self.text.len(), DSML_CLOSE, true)
+            .partial_start(pos, self.text.len(), &tags.dsml_close, true)
             .unwrap_or(self.text.len());
         let keep = self.hold_from(pos, hold);
         self.emit_fragments(pos, keep, out, make);
@@ -208,11 +214,15 @@ impl StreamParser {
     /// markup ([`StreamParser::markup_allowed`]): spelled by ordinary tokens, a closing tag inside
     /// a block is text too (found by the differential harness).
     fn find_tag(&self, pos: usize, hay: &str, tag: &str) -> Option<usize> {
-        let token_end = tag.find(DSML).map_or(0, |at| at + DSML.len());
+        let dsml = self.tags.dsml.as_str();
+        let token_end = match tag.find(dsml) {
+            Some(at) if !dsml.is_empty() => at + dsml.len(),
+            _ => 0,
+        };
         let mut from = 0;
         while let Some(at) = find_marker(&hay[from..], tag) {
             let start = from + at;
-            if token_end == 0 || self.markup_allowed(pos + start + token_end, DSML) {
+            if token_end == 0 || self.markup_allowed(pos + start + token_end, dsml) {
                 return Some(start);
             }
             from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
@@ -224,12 +234,18 @@ impl StreamParser {
     /// after the marker is not empty, all of it may still start one of the next state's `markers`,
     /// and it begins in the piece the marker began in. The reference then holds the marker back
     /// with its event (tool-call header, `: `, a quote, `}`) until a later piece decides.
-    pub(super) fn defers(&self, start: usize, from: usize, markers: &[&str], at_end: bool) -> bool {
+    pub(super) fn defers(
+        &self,
+        start: usize,
+        from: usize,
+        markers: &[impl AsRef<str>],
+        at_end: bool,
+    ) -> bool {
         let end = self.text.len();
         !at_end
             && from < end
-            && markers.iter().any(|marker| {
-                self.partial_start(from, end, marker, marker.contains(DSML)) == Some(from)
+            && markers.iter().map(AsRef::as_ref).any(|marker| {
+                self.partial_start(from, end, marker, self.tags.is_dsml_tag(marker)) == Some(from)
             })
             && self.part_at(start) == self.part_at(from)
     }

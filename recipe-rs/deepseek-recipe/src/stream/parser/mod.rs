@@ -15,13 +15,16 @@ mod fragment;
 mod markup;
 mod scan;
 mod stops;
+mod tags;
 mod text;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 pub use fragment::ArgumentFragment;
 use scan::TextScan;
 use stops::StopMatcher;
+use tags::{Tags, INVOKE_START, PARAMETER_START};
 
 use crate::converted::{ParsingOptions, ThinkingInitialStage};
 use crate::protocol::output::logprobs::LogprobEntry;
@@ -42,24 +45,6 @@ enum JsonStage {
     Bare,
 }
 
-/// Closes the reasoning section (and is dropped wherever else it appears in content).
-const THINK_END: &str = "</think>";
-/// The DSML token that every tool-call tag carries.
-const DSML: &str = "｜DSML｜";
-/// Opens a tool-call block from reasoning or content.
-const DSML_OPEN: &str = "<｜DSML｜";
-/// Closes a value, an invoke or the block.
-const DSML_CLOSE: &str = "</｜DSML｜";
-/// Starts a call anywhere inside a tool-call block (the tag around it is not checked).
-const INVOKE_START: &str = "invoke name=\"";
-/// Ends a tool-call block (V4 and V4.1 spellings); other closing tags at block level do not.
-const BLOCK_CLOSE: [&str; 2] = ["</｜DSML｜tool_calls>", "</｜DSML｜ calls>"];
-/// Starts a parameter anywhere inside an invoke (the tag around it is not checked).
-const PARAMETER_START: &str = "parameter name=";
-/// What the tool-call block between invokes looks for.
-const BLOCK_MARKERS: [&str; 3] = [INVOKE_START, BLOCK_CLOSE[0], BLOCK_CLOSE[1]];
-/// What an invoke between parameters looks for.
-const INVOKE_MARKERS: [&str; 2] = [PARAMETER_START, DSML_CLOSE];
 /// What the attributes of a parameter are skipped up to.
 const ATTRIBUTE_MARKERS: [&str; 2] = [STRING_VALUE, RAW_VALUE];
 /// Ends the attribute skip of a string parameter.
@@ -80,8 +65,6 @@ pub const MAX_HELD_BYTES: usize = 1 << 14;
 /// Held pieces beyond this count are released likewise (empty pieces hold no bytes; the same
 /// exception).
 pub const MAX_HELD_PIECES: usize = 1024;
-/// Consumed text remembered for tags that began before the held text (longer than any tag).
-const TAIL_BYTES: usize = 32;
 /// Tool names longer than this are truncated (memory bound on adversarial input).
 pub const MAX_TOOL_NAME_BYTES: usize = 1 << 16;
 
@@ -91,8 +74,8 @@ pub enum PieceKind {
     /// A text chunk: markers are recognised in its text.
     #[default]
     Text,
-    /// The decoded text of consecutive ordinary tokens: `</think>` and `｜DSML｜` count only as
-    /// special tokens, so their spellings here are plain text.
+    /// The decoded text of consecutive ordinary tokens: the thinking end and the DSML token count
+    /// only as special tokens, so their spellings here are plain text.
     Tokens,
     /// One special token's spelling. Stop sequences never match inside it (nor across it).
     SpecialToken,
@@ -216,8 +199,12 @@ pub struct StreamParser {
     /// The last bytes of text already consumed: whether held text continues a possible tag
     /// that began before it (see [`StreamParser::without_trailing_newlines`]).
     consumed_tail: String,
-    /// How many bytes at the end of `consumed_tail` came from text chunks.
-    consumed_tail_text_bytes: usize,
+    /// How many bytes at the end of `consumed_tail` came from text chunks or special tokens (not
+    /// from ordinary token ids).
+    consumed_tail_spelled_bytes: usize,
+    /// The tags, spelled with the options' special tokens (shared so handlers can borrow them
+    /// while mutating the parser).
+    tags: Arc<Tags>,
 }
 
 impl StreamParser {
@@ -242,6 +229,7 @@ impl StreamParser {
         };
         Self {
             stops: StopMatcher::new(&options.stop_sequences),
+            tags: Arc::new(Tags::new(&options.special_tokens)),
             options,
             state,
             json,
@@ -258,7 +246,7 @@ impl StreamParser {
             parameters: 0,
             skip_empty_pieces: false,
             consumed_tail: String::new(),
-            consumed_tail_text_bytes: 0,
+            consumed_tail_spelled_bytes: 0,
         }
     }
 
@@ -369,13 +357,13 @@ impl StreamParser {
         if pos > self.start {
             let mut text_start = pos;
             for index in (0..=self.part_at(pos - 1)).rev() {
-                if self.parts[index].kind != PieceKind::Text {
+                if self.parts[index].kind == PieceKind::Tokens {
                     break;
                 }
                 text_start = self.part_start(index);
             }
-            self.consumed_tail_text_bytes = if text_start <= self.start {
-                self.consumed_tail_text_bytes + (pos - self.start)
+            self.consumed_tail_spelled_bytes = if text_start <= self.start {
+                self.consumed_tail_spelled_bytes + (pos - self.start)
             } else {
                 pos - text_start
             };
@@ -394,8 +382,14 @@ impl StreamParser {
         if let Some(first) = self.parts.front_mut() {
             first.whole &= start >= pos;
         }
-        remember_tail(&mut self.consumed_tail, &self.text[self.start..pos]);
-        self.consumed_tail_text_bytes = self.consumed_tail_text_bytes.min(self.consumed_tail.len());
+        remember_tail(
+            &mut self.consumed_tail,
+            &self.text[self.start..pos],
+            self.tags.tail_bytes,
+        );
+        self.consumed_tail_spelled_bytes = self
+            .consumed_tail_spelled_bytes
+            .min(self.consumed_tail.len());
         self.start = pos;
         // Moving the held text costs as much as it holds: only once that is at most the text
         // consumed since the last move, so the total stays linear in the output.
@@ -421,9 +415,8 @@ impl StreamParser {
     fn partial_start(&self, from: usize, end: usize, marker: &str, markup: bool) -> Option<usize> {
         let hay = &self.text[from..end];
         let start = if markup {
-            partial_tag_start(hay, marker, |at| {
-                self.parts_overlapping(from + at, end)
-                    .all(|index| self.parts[index].kind == PieceKind::Text)
+            partial_tag_start(&self.tags, hay, marker, |at| {
+                self.spelled_out(from + at, end)
             })?
         } else {
             partial_marker_start(hay, marker)?
@@ -465,22 +458,20 @@ impl StreamParser {
     }
 
     /// Whether the held text ending at `end` may be read as a markup marker, which ends with a
-    /// special token (`token`: `</think>`, the DSML token): a text chunk spells it out, while from
-    /// token ids only that special token itself counts. Only the token's own text is judged: the
-    /// `<` or `</` before it may come from either kind of input (found by the differential
-    /// harness, streams that mix text and token-id chunks).
+    /// special token (`token`: the thinking end, the DSML token): text chunks and special-token
+    /// ids spell it out, ordinary token ids never do (with the default spellings that leaves a
+    /// text chunk or the special token itself; an overridden spelling may also be a special
+    /// token's text completed by a text chunk, as the reference reads it). Only the token's own
+    /// text is judged: the `<` or `</` before it may come from either kind of input (found by the
+    /// differential harness, streams that mix text and token-id chunks).
     fn markup_allowed(&self, end: usize, token: &str) -> bool {
-        let token_start = end - token.len();
-        if self
-            .parts_overlapping(token_start, end)
-            .all(|index| self.parts[index].kind == PieceKind::Text)
-        {
-            return true;
-        }
-        let index = self.part_at(token_start);
-        self.parts[index].kind == PieceKind::SpecialToken
-            && self.part_start(index) == token_start
-            && self.part_end(index) == end
+        self.spelled_out(end - token.len(), end)
+    }
+
+    /// Whether no byte of the held text `[start, end)` came from ordinary token ids.
+    fn spelled_out(&self, start: usize, end: usize) -> bool {
+        self.parts_overlapping(start, end)
+            .all(|index| self.parts[index].kind != PieceKind::Tokens)
     }
 
     /// Index of the part containing byte `offset` (the last part for the end offset).
@@ -516,17 +507,22 @@ fn find_marker(hay: &str, marker: &str) -> Option<usize> {
 
 /// Start of the longest non-empty suffix of `hay` that a tag `marker` may still complete. Tags
 /// end in a special token, judged alone (see `StreamParser::markup_allowed`): once the suffix
-/// reaches into that token's text, the text from there on must come from text chunks
-/// (`from_text(offset in hay)`), while token ids can only be waiting for the token itself (`<`,
+/// reaches into that token's text, the text from there on must not come from ordinary token ids
+/// (`spelled(offset in hay)`), while those can only be waiting for the token itself (`<`,
 /// `</` before the DSML token; nothing before `</think>`), from either kind of input (found by
 /// the differential harness, streams that mix text and token-id chunks).
-fn partial_tag_start(hay: &str, marker: &str, from_text: impl Fn(usize) -> bool) -> Option<usize> {
-    let special = marker.find(DSML).or_else(|| marker.find(THINK_END))?;
+fn partial_tag_start(
+    tags: &Tags,
+    hay: &str,
+    marker: &str,
+    spelled: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let special = tags.special_token_in(marker)?;
     let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
     let longest = (needle.len() - 1).min(bytes.len());
     (bytes.len() - longest..bytes.len()).find(|&start| {
         needle.starts_with(&bytes[start..])
-            && (start + special >= bytes.len() || from_text(start + special))
+            && (start + special >= bytes.len() || spelled(start + special))
     })
 }
 
@@ -543,19 +539,19 @@ fn partial_marker_start(hay: &str, marker: &str) -> Option<usize> {
 }
 
 /// Offset from which `hay` must be kept because a suffix may start one of `markers`.
-fn keep_partial(hay: &str, markers: &[&str]) -> usize {
+fn keep_partial(hay: &str, markers: &[impl AsRef<str>]) -> usize {
     markers
         .iter()
-        .filter_map(|marker| partial_marker_start(hay, marker))
+        .filter_map(|marker| partial_marker_start(hay, marker.as_ref()))
         .min()
         .unwrap_or(hay.len())
 }
 
-/// Keeps the last [`TAIL_BYTES`] (or so, on a character boundary) of `tail` followed by
+/// Keeps the last `keep` bytes (or so, on a character boundary) of `tail` followed by
 /// `consumed`.
-fn remember_tail(tail: &mut String, consumed: &str) {
-    if consumed.len() >= TAIL_BYTES {
-        let mut start = consumed.len() - TAIL_BYTES;
+fn remember_tail(tail: &mut String, consumed: &str, keep: usize) {
+    if consumed.len() >= keep {
+        let mut start = consumed.len() - keep;
         while !consumed.is_char_boundary(start) {
             start += 1;
         }
@@ -564,7 +560,7 @@ fn remember_tail(tail: &mut String, consumed: &str) {
         return;
     }
     tail.push_str(consumed);
-    let mut excess = tail.len().saturating_sub(TAIL_BYTES);
+    let mut excess = tail.len().saturating_sub(keep);
     while !tail.is_char_boundary(excess) {
         excess += 1;
     }
@@ -718,5 +714,60 @@ mod tests {
             escape_json_string("a\"b\\c\n\u{1}é/"),
             "a\\\"b\\\\c\\n\\u0001é/"
         );
+    }
+
+    /// Events of `pieces` parsed with the thinking end spelled `</T>` and the DSML token `|D|`.
+    fn overridden_events(pieces: Vec<Piece>) -> Vec<ParserEvent> {
+        let overrides = crate::markup::SpecialTokenOverrides {
+            thinking_end: Some("</T>".to_owned()),
+            dsml: Some("|D|".to_owned()),
+            ..Default::default()
+        };
+        let mut parser = StreamParser::new(ParsingOptions {
+            parse_tool_calls: true,
+            thinking_initial_stage: Some(ThinkingInitialStage::ReasoningStart),
+            special_tokens: crate::markup::SpecialTokens::default().with_overrides(&overrides),
+            ..ParsingOptions::default()
+        });
+        let mut out = Vec::new();
+        for piece in pieces {
+            parser.push(piece, &mut out);
+        }
+        parser.finish(&mut out);
+        out
+    }
+
+    #[test]
+    fn overridden_spellings_are_the_markers_and_the_defaults_plain_text() {
+        let call = "<|D|tool_calls>\n<|D|invoke name=\"f\">\n</|D|invoke>\n</|D|tool_calls>";
+        let out = overridden_events(vec![
+            Piece::text("r</th"),
+            Piece::text(format!("ink></T>a<｜DSML｜invoke name=\"g\">{call}")),
+        ]);
+        let reasoning: String = out
+            .iter()
+            .filter_map(|event| match event {
+                ParserEvent::Reasoning(delta) => Some(delta.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(reasoning, "r</think>");
+        let starts = out
+            .iter()
+            .filter(|event| matches!(event, ParserEvent::ToolCallStart { name, .. } if name == "f"))
+            .count();
+        assert_eq!(starts, 1);
+        assert!(content_texts(&out).concat().starts_with("a<｜DSML｜invoke"));
+    }
+
+    #[test]
+    fn an_overridden_spelling_from_ordinary_tokens_is_plain_text() {
+        let tokens = Piece {
+            text: "r</T>a".into(),
+            kind: PieceKind::Tokens,
+            ..Piece::default()
+        };
+        let out = overridden_events(vec![tokens]);
+        assert!(content_texts(&out).is_empty());
     }
 }

@@ -17,10 +17,11 @@ enum Marker {
 
 /// How a run of text-state text is trimmed before it is emitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Trim {
+enum Trim<'a> {
     None,
-    /// The trailing newlines before this marker (`</think>` ending reasoning, the DSML opener).
-    TrailingNewlines(&'static str),
+    /// The trailing newlines before this marker (the thinking end ending reasoning, the DSML
+    /// opener).
+    TrailingNewlines(&'a str),
 }
 
 impl StreamParser {
@@ -43,15 +44,17 @@ impl StreamParser {
 
     /// The active markup and JSON markers of the current text state, in priority order (stop
     /// sequences, matched by [`StopMatcher`], come before all of them).
-    fn markers(&self) -> impl Iterator<Item = (&'static str, Marker)> {
+    fn markers(&self) -> impl Iterator<Item = (&str, Marker)> {
         let content = self.state == State::Content;
         let (_, think, dsml) = self.active_markers();
-        let markup: &'static [(&'static str, Marker)] = match (think, dsml) {
-            (true, true) => &[(THINK_END, Marker::ThinkEnd), (DSML_OPEN, Marker::DsmlOpen)],
-            (true, false) => &[(THINK_END, Marker::ThinkEnd)],
-            (false, true) => &[(DSML_OPEN, Marker::DsmlOpen)],
-            (false, false) => &[],
-        };
+        let markup = [
+            (think, self.tags.think_end.as_str(), Marker::ThinkEnd),
+            (dsml, self.tags.dsml_open.as_str(), Marker::DsmlOpen),
+        ]
+        .into_iter()
+        // An empty spelling marks nothing.
+        .filter(|&(active, marker, _)| active && !marker.is_empty())
+        .map(|(_, marker, kind)| (marker, kind));
         let json: &'static [(&'static str, Marker)] = match self.json {
             _ if !content => &[],
             JsonStage::Prefix => &[
@@ -63,7 +66,7 @@ impl StreamParser {
             JsonStage::Fenced | JsonStage::Bare => &[(FENCE_CLOSE, Marker::FenceClose)],
             JsonStage::Off | JsonStage::AfterFence => &[],
         };
-        markup.iter().chain(json).copied()
+        markup.chain(json.iter().copied())
     }
 
     /// Whether the current text state matches stop sequences (and there are some).
@@ -95,8 +98,8 @@ impl StreamParser {
         let mut found: Option<(usize, usize, Marker)> = None;
         for (marker, kind) in self.markers() {
             let token = match kind {
-                Marker::ThinkEnd => Some(THINK_END),
-                Marker::DsmlOpen => Some(DSML),
+                Marker::ThinkEnd => Some(self.tags.think_end.as_str()),
+                Marker::DsmlOpen => Some(self.tags.dsml.as_str()),
                 _ => None,
             };
             // A marker that was incomplete at the end of the text read so far may end later.
@@ -227,6 +230,7 @@ impl StreamParser {
         out: &mut Vec<ParserEvent>,
     ) -> Step {
         let reasoning = self.state == State::Reasoning;
+        let tags = Arc::clone(&self.tags);
         let mut scan = self.scan.take().unwrap_or(TextScan::at(pos));
         scan.read_newlines(&self.text);
         let found = match scan.bracket {
@@ -241,8 +245,8 @@ impl StreamParser {
                 self.section_start = false;
             }
             let trim = match kind {
-                Marker::ThinkEnd if reasoning => Trim::TrailingNewlines(THINK_END),
-                Marker::DsmlOpen => Trim::TrailingNewlines(DSML_OPEN),
+                Marker::ThinkEnd if reasoning => Trim::TrailingNewlines(tags.think_end.as_str()),
+                Marker::DsmlOpen => Trim::TrailingNewlines(tags.dsml_open.as_str()),
                 _ => Trim::None,
             };
             // Empty pieces held at a section start yield nothing when a marker comes before any
@@ -411,15 +415,11 @@ impl StreamParser {
     fn continues_consumed_tag(&self, end: usize, marker: &str) -> bool {
         let joined = [self.consumed_tail.as_str(), &self.text[self.start..end]].concat();
         let tail = self.consumed_tail.len();
-        let held_from_text = |from: usize| {
-            self.parts_overlapping(from, end)
-                .all(|index| self.parts[index].kind == PieceKind::Text)
-        };
-        partial_tag_start(&joined, marker, |at| {
+        partial_tag_start(&self.tags, &joined, marker, |at| {
             if at >= tail {
-                held_from_text(self.start + at - tail)
+                self.spelled_out(self.start + at - tail, end)
             } else {
-                tail - at <= self.consumed_tail_text_bytes && held_from_text(self.start)
+                tail - at <= self.consumed_tail_spelled_bytes && self.spelled_out(self.start, end)
             }
         })
         .is_some_and(|start| start < self.consumed_tail.len())
