@@ -62,15 +62,17 @@ def content(step: StepView) -> list[Violation]:
 
 @check("output.no_markup_leak", Severity.CRITICAL, "issue:vllm-project/vllm#40800")
 def no_markup_leak(step: StepView) -> list[Violation]:
-    """No DSML, think or role markup in reasoning, content or tool arguments (DSML is plain
-    content only when the request disables tool calls)."""
+    """No DSML, think or role markup in reasoning, content or tool arguments. DSML is plain
+    content when the request disables tool calls, and always plain reasoning: the official
+    parser leaves a DSML token the model writes while it reasons in the reasoning text
+    (checked against the published deepseek-recipe 0.2.0)."""
     step.require_success()
     converted = step.converted
     dsml_is_text = converted is not None and not converted.parsing_options.get("parse_tool_calls")
     violations = []
     for where, text in step.output.texts:
         for marker in MARKUP:
-            if marker == DSML and dsml_is_text and where == "content":
+            if marker == DSML and (where == "reasoning" or (dsml_is_text and where == "content")):
                 continue
             if marker in text:
                 at = text.index(marker)

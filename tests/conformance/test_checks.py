@@ -324,6 +324,11 @@ def test_output_checks():
     plain = {**CHAT_OFF, "tool_choice": "none", "tools": [WEATHER_CC]}
     as_text = body_exchange("chat", chat_body({"content": "<｜DSML｜tool_calls>"}), plain)
     assert check("output.no_markup_leak", as_text) == []  # tools disabled: DSML is text
+    reasoned = {"content": "Hi", "reasoning_content": "Prag｜DSML｜"}
+    in_reasoning = body_exchange("chat", chat_body(reasoned), {**CHAT_ON, "tools": [WEATHER_CC]})
+    assert check("output.no_markup_leak", in_reasoning) == []  # the official parser's text
+    think_leak = body_exchange("chat", chat_body({"content": "a</think>b"}), CHAT_ON)
+    assert check("output.no_markup_leak", think_leak)
 
 
 def test_json_output_is_judged_on_what_came_back():

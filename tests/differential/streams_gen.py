@@ -87,6 +87,21 @@ DSML_SPELLINGS = (
 
 # --- tools ------------------------------------------------------------------------------------
 
+REPORTED_TOOLS: list[dict[str, Any]] = [
+    {"type": "web_search"},
+    {
+        "type": "web_search_2025_08_26",
+        "search_context_size": "low",
+        "user_location": {"type": "approximate", "city": "Paris", "timezone": "Europe/Paris"},
+    },
+    {"type": "tool_search", "execution": "server", "description": "Finds tools"},
+    {"type": "file_search", "vector_store_ids": ["vs_1"]},
+    {"type": "web_search_preview"},
+    {"type": "code_interpreter", "container": {"type": "auto"}},
+]
+"""Responses tools other than functions: reported with their settings (web and tool search) or
+left out of the response's `tools` (every other type)."""
+
 TOOLS: dict[str, dict[str, Any]] = {
     "get_weather": {
         "description": "Get weather",
@@ -993,6 +1008,9 @@ def responses_request(rng: random.Random, plan: Plan) -> dict[str, Any]:
         tools.insert(0, namespace)
     if plan.tools and rng.random() < 0.2:
         tools.insert(0, CUSTOM_TOOL)
+    if rng.random() < 0.1:
+        # Tools the response reports in their own shape, or leaves out.
+        tools.insert(rng.randrange(len(tools) + 1), rng.choice(REPORTED_TOOLS))
     if tools:
         body["tools"] = tools
         if plan.required_tool:
