@@ -11,7 +11,8 @@ use std::time::Duration;
 use deepseek_recipe::image::{
     image_tokens, preprocess as preprocess_image, DestinationPolicy, HttpFetcher, ImageData,
     ImageError, ImageErrorKind, ImageFetcher, ImageInput, ImageQuota, ImageResolver, IpRange,
-    PreprocessOptions, PreprocessedImage, ResolveBudget, ResolverLimits, RetryPolicy,
+    PreprocessOptions, PreprocessedImage, ResolveBudget, ResolvedImages, ResolverLimits,
+    RetryPolicy,
 };
 use deepseek_recipe::{Error, UnknownName};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -53,6 +54,16 @@ fn image_tuple(py: Python<'_>, image: &PreprocessedImage) -> ImageTuple {
         image.source_format.as_str(),
         image.token_count,
     )
+}
+
+/// Resolved images as Python sees them: `(images, token adjustment)`.
+fn resolved_tuple(py: Python<'_>, resolved: &ResolvedImages) -> (Vec<ImageTuple>, u64) {
+    let images = resolved
+        .images
+        .iter()
+        .map(|image| image_tuple(py, image))
+        .collect();
+    (images, resolved.token_adjustment)
 }
 
 /// Preprocesses one encoded image with options given as JSON (errors located at `image[0]`).
@@ -255,12 +266,7 @@ impl PyImageResolver {
         let resolved = py
             .detach(|| self.inner.resolve(&inputs, &quota))
             .map_err(image_error)?;
-        let images = resolved
-            .images
-            .iter()
-            .map(|image| image_tuple(py, image))
-            .collect();
-        Ok((images, resolved.token_adjustment))
+        Ok(resolved_tuple(py, &resolved))
     }
 
     /// Resolves the image sources of a converted request's rendered prompt (the cached render
@@ -279,12 +285,7 @@ impl PyImageResolver {
                 self.inner.resolve_sources(sources, &quota)
             })
             .map_err(image_error)?;
-        let images = resolved
-            .images
-            .iter()
-            .map(|image| image_tuple(py, image))
-            .collect();
-        Ok((images, resolved.token_adjustment))
+        Ok(resolved_tuple(py, &resolved))
     }
 }
 
