@@ -15,6 +15,7 @@ use crate::protocol::messages::{
 
 /// Separator between joined text blocks.
 pub(super) const BLOCK_SEPARATOR: &str = "\n\n";
+
 /// A converted message and whether it is an assistant turn sent without thinking.
 pub(super) struct Converted {
     pub(super) message: Message,

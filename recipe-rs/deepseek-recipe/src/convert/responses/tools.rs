@@ -186,8 +186,6 @@ fn apply_patch_declaration(version: ModelVersion) -> FunctionDecl {
     }
 }
 
-/// Flattens the declared tools into function declarations: custom `apply_patch` becomes a
-/// function, namespaces are flattened, web search is dropped or rejected, other types dropped.
 /// The flattened names of the namespace functions, in order: `<namespace><separator><name>`,
 /// with `_1`, `_2`, … appended while the name is taken by a function declared outside a
 /// namespace or by an earlier flattened function.
@@ -221,6 +219,8 @@ fn flattened_names(
     names
 }
 
+/// Flattens the declared tools into function declarations: custom `apply_patch` becomes a
+/// function, namespaces are flattened, web search is dropped or rejected, other types dropped.
 /// `prefix` goes before `tools[…]` in error paths (`input[3].` for a tool search output);
 /// flattened names avoid the names in `taken`, which gains every name given here.
 pub(super) fn tool_declarations(
