@@ -8,9 +8,14 @@
 //! and a module's re-exports of its own children (its public facade) are not dependencies.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use syn::visit::Visit;
+
+#[path = "support/source_files.rs"]
+mod source_files;
+
+use source_files::{rust_files, source_root};
 
 /// A module path from the crate root (`["stream", "parser"]`).
 type ModulePath = Vec<String>;
@@ -25,21 +30,6 @@ struct SourceFile {
     names: Vec<(ModulePath, bool)>,
     /// Names this file re-exports (`pub use`), mapped to their absolute targets.
     reexports: BTreeMap<String, ModulePath>,
-}
-
-fn source_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("src/ is readable") {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The module a file defines: `lib.rs` is the root, `x/mod.rs` is `x`, `x/y.rs` is `x::y`.
@@ -225,10 +215,7 @@ impl<'ast> Visit<'ast> for Collector {
 
 fn parse_sources() -> Vec<SourceFile> {
     let root = source_root();
-    let mut paths = Vec::new();
-    rust_files(&root, &mut paths);
-    paths.sort();
-    paths
+    rust_files(&root)
         .iter()
         .map(|path| {
             let relative = path.strip_prefix(&root).expect("under src/");

@@ -17,6 +17,7 @@ mod detect;
 mod downloads;
 mod error;
 mod fetch;
+mod limits;
 mod policy;
 mod preprocess;
 mod resolver;
@@ -30,10 +31,9 @@ pub use error::{ImageError, ImageErrorKind, UNSUPPORTED_IMAGE};
 pub use fetch::ImageFetcher;
 #[cfg(feature = "fetch")]
 pub use fetch::{HostResolver, HttpFetcher, SystemResolver};
+pub use limits::{ResolveBudget, ResolverLimits};
 pub use policy::{DestinationPolicy, IpRange};
 pub use preprocess::{preprocess, PreprocessOptions, PreprocessedImage};
-pub use resolver::{
-    ImageQuota, ImageResolver, QuotaUsage, ResolveBudget, ResolvedImages, ResolverLimits,
-};
+pub use resolver::{ImageQuota, ImageResolver, QuotaUsage, ResolvedImages};
 pub use source::{ImageData, ImageInput};
 pub use tokens::{image_tokens, token_adjustment, CalcResizeError};

@@ -1,6 +1,16 @@
 //! The DSML tool-call grammar: blocks, invokes, parameters and their argument fragments.
 
+use super::strings::{char_floor, find_marker, keep_partial, push_bounded};
 use super::*;
+
+/// What the attributes of a parameter are skipped up to.
+const ATTRIBUTE_MARKERS: [&str; 2] = [STRING_VALUE, RAW_VALUE];
+/// Ends the attribute skip of a string parameter.
+const STRING_VALUE: &str = "true\">";
+/// Ends the attribute skip of a raw (non-string) parameter.
+const RAW_VALUE: &str = "false\">";
+/// What both attribute-skip ends end with.
+const VALUE_END: &str = "\">";
 
 impl StreamParser {
     /// Emits `[start, end)` as argument fragments built by `make`, one per part. An empty piece

@@ -11,19 +11,25 @@
 //! Aho–Corasick automaton over the stop sequences), and the held text is compacted only once
 //! most of it was consumed, so long holds stay linear.
 
+mod events;
 mod fragment;
 mod markup;
+mod parts;
 mod scan;
 mod stops;
+mod strings;
 mod tags;
 mod text;
+mod text_markers;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+pub use events::{ParserEvent, Piece, PieceKind, TextDelta};
 pub use fragment::ArgumentFragment;
 use scan::TextScan;
 use stops::StopMatcher;
+use strings::{partial_marker_start, partial_tag_start, remember_tail};
 use tags::{Tags, INVOKE_START, PARAMETER_START};
 
 use crate::converted::{ParsingOptions, ThinkingInitialStage};
@@ -45,18 +51,6 @@ enum JsonStage {
     Bare,
 }
 
-/// What the attributes of a parameter are skipped up to.
-const ATTRIBUTE_MARKERS: [&str; 2] = [STRING_VALUE, RAW_VALUE];
-/// Ends the attribute skip of a string parameter.
-const STRING_VALUE: &str = "true\">";
-/// Ends the attribute skip of a raw (non-string) parameter.
-const RAW_VALUE: &str = "false\">";
-/// What both attribute-skip ends end with.
-const VALUE_END: &str = "\">";
-/// JSON output mode fences and the bare-JSON openers.
-const FENCE_OPEN_JSON: &str = "```json\n";
-const FENCE_OPEN: &str = "```\n";
-const FENCE_CLOSE: &str = "\n```";
 /// Held text beyond this many bytes is released even if it could still change meaning, so
 /// adversarial input (e.g. endless newline runs) cannot grow the parser's memory. A possible stop
 /// sequence is the exception: it is held whatever its length, as the reference does (its memory
@@ -67,76 +61,6 @@ pub const MAX_HELD_BYTES: usize = 1 << 14;
 pub const MAX_HELD_PIECES: usize = 1024;
 /// Tool names longer than this are truncated (memory bound on adversarial input).
 pub const MAX_TOOL_NAME_BYTES: usize = 1 << 16;
-
-/// Where a piece's text came from, which decides what in it can be markup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PieceKind {
-    /// A text chunk: markers are recognised in its text.
-    #[default]
-    Text,
-    /// The decoded text of consecutive ordinary tokens: the thinking end and the DSML token count
-    /// only as special tokens, so their spellings here are plain text.
-    Tokens,
-    /// One special token's spelling. Stop sequences never match inside it (nor across it).
-    SpecialToken,
-}
-
-/// One piece of model output: a text chunk, the decoded text of consecutive ordinary tokens, or
-/// one special token.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Piece {
-    /// The piece's text.
-    pub text: String,
-    /// Log probabilities of the tokens that produced it (empty for text input).
-    pub logprobs: Vec<LogprobEntry>,
-    /// Where the text came from.
-    pub kind: PieceKind,
-}
-
-impl Piece {
-    /// A text piece without log probabilities.
-    pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            logprobs: Vec::new(),
-            kind: PieceKind::Text,
-        }
-    }
-}
-
-/// A reasoning or content delta.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TextDelta {
-    /// The delta text.
-    pub text: String,
-    /// Log probabilities of the tokens whose text it carries.
-    pub logprobs: Vec<LogprobEntry>,
-}
-
-/// What the parser recognised in the output.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ParserEvent {
-    /// Reasoning text.
-    Reasoning(TextDelta),
-    /// Content text.
-    Content(TextDelta),
-    /// A tool call starts (its name is complete).
-    ToolCallStart {
-        /// Index of the call within the response.
-        index: usize,
-        /// The tool name as written.
-        name: String,
-    },
-    /// A fragment of a tool call's arguments.
-    ToolCallArguments {
-        /// Index of the call within the response.
-        index: usize,
-        /// The fragment.
-        fragment: ArgumentFragment,
-    },
-    /// A stop sequence matched in content: the output ends here.
-    StopSequence(String),
-}
 
 /// Where the parser is in the output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -428,58 +352,6 @@ impl StreamParser {
     fn over_hold_limit(&self, pos: usize) -> bool {
         self.text.len() - pos > MAX_HELD_BYTES || self.parts.len() > MAX_HELD_PIECES
     }
-
-    /// Start offset (in `text`) of part `index`.
-    fn part_start(&self, index: usize) -> usize {
-        if index == 0 {
-            self.start
-        } else {
-            self.part_end(index - 1)
-        }
-    }
-
-    /// End offset (in `text`) of part `index`.
-    fn part_end(&self, index: usize) -> usize {
-        self.parts[index].end - self.base
-    }
-
-    /// Index of the first part that ends at or after `offset`.
-    fn first_part_ending_from(&self, offset: usize) -> usize {
-        self.parts
-            .partition_point(|part| part.end - self.base < offset)
-    }
-
-    /// Indices of the parts that share a byte with `[start, end)`.
-    fn parts_overlapping(&self, start: usize, end: usize) -> impl Iterator<Item = usize> + '_ {
-        let first = self
-            .parts
-            .partition_point(|part| part.end - self.base <= start);
-        (first..self.parts.len()).take_while(move |&index| self.part_start(index) < end)
-    }
-
-    /// Whether the held text ending at `end` may be read as a markup marker, which ends with a
-    /// special token (`token`: the thinking end, the DSML token): text chunks and special-token
-    /// ids spell it out, ordinary token ids never do (with the default spellings that leaves a
-    /// text chunk or the special token itself; an overridden spelling may also be a special
-    /// token's text completed by a text chunk, as the reference reads it). Only the token's own
-    /// text is judged: the `<` or `</` before it may come from either kind of input (found by the
-    /// differential harness, streams that mix text and token-id chunks).
-    fn markup_allowed(&self, end: usize, token: &str) -> bool {
-        self.spelled_out(end - token.len(), end)
-    }
-
-    /// Whether no byte of the held text `[start, end)` came from ordinary token ids.
-    fn spelled_out(&self, start: usize, end: usize) -> bool {
-        self.parts_overlapping(start, end)
-            .all(|index| self.parts[index].kind != PieceKind::Tokens)
-    }
-
-    /// Index of the part containing byte `offset` (the last part for the end offset).
-    fn part_at(&self, offset: usize) -> usize {
-        self.parts
-            .partition_point(|part| part.end - self.base <= offset)
-            .min(self.parts.len().saturating_sub(1))
-    }
 }
 
 /// What a state handler did.
@@ -488,105 +360,6 @@ enum Step {
     Marker(usize),
     /// Needs more input; keep the held text from this offset.
     Wait(usize),
-}
-
-/// Offset of the first occurrence of `marker` in `hay`. Held text is usually a few bytes, where
-/// a scan for the marker's first byte beats building a substring searcher.
-fn find_marker(hay: &str, marker: &str) -> Option<usize> {
-    const SHORT_HAY: usize = 64;
-    let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
-    let Some((&first, rest)) = needle.split_first() else {
-        return Some(0);
-    };
-    if hay.len() > SHORT_HAY {
-        return hay.find(marker);
-    }
-    let last_start = bytes.len().checked_sub(needle.len())?;
-    (0..=last_start).find(|&at| bytes[at] == first && bytes[at + 1..].starts_with(rest))
-}
-
-/// Start of the longest non-empty suffix of `hay` that a tag `marker` may still complete. Tags
-/// end in a special token, judged alone (see `StreamParser::markup_allowed`): once the suffix
-/// reaches into that token's text, the text from there on must not come from ordinary token ids
-/// (`spelled(offset in hay)`), while those can only be waiting for the token itself (`<`,
-/// `</` before the DSML token; nothing before `</think>`), from either kind of input (found by
-/// the differential harness, streams that mix text and token-id chunks).
-fn partial_tag_start(
-    tags: &Tags,
-    hay: &str,
-    marker: &str,
-    spelled: impl Fn(usize) -> bool,
-) -> Option<usize> {
-    let special = tags.special_token_in(marker)?;
-    let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
-    let longest = (needle.len() - 1).min(bytes.len());
-    (bytes.len() - longest..bytes.len()).find(|&start| {
-        needle.starts_with(&bytes[start..])
-            && (start + special >= bytes.len() || spelled(start + special))
-    })
-}
-
-/// Start of the longest non-empty suffix of `hay` that is a proper prefix of `marker`.
-///
-/// Only offsets holding the marker's first byte are compared; that byte starts a UTF-8 sequence,
-/// so such an offset is always a character boundary.
-fn partial_marker_start(hay: &str, marker: &str) -> Option<usize> {
-    let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
-    let first = *needle.first()?;
-    let longest = (needle.len() - 1).min(bytes.len());
-    (bytes.len() - longest..bytes.len())
-        .find(|&start| bytes[start] == first && needle.starts_with(&bytes[start..]))
-}
-
-/// Offset from which `hay` must be kept because a suffix may start one of `markers`.
-fn keep_partial(hay: &str, markers: &[impl AsRef<str>]) -> usize {
-    markers
-        .iter()
-        .filter_map(|marker| partial_marker_start(hay, marker.as_ref()))
-        .min()
-        .unwrap_or(hay.len())
-}
-
-/// Keeps the last `keep` bytes (or so, on a character boundary) of `tail` followed by
-/// `consumed`.
-fn remember_tail(tail: &mut String, consumed: &str, keep: usize) {
-    if consumed.len() >= keep {
-        let mut start = consumed.len() - keep;
-        while !consumed.is_char_boundary(start) {
-            start += 1;
-        }
-        tail.clear();
-        tail.push_str(&consumed[start..]);
-        return;
-    }
-    tail.push_str(consumed);
-    let mut excess = tail.len().saturating_sub(keep);
-    while !tail.is_char_boundary(excess) {
-        excess += 1;
-    }
-    tail.drain(..excess);
-}
-
-/// The largest character boundary of `text` at or before `offset`.
-fn char_floor(text: &str, mut offset: usize) -> usize {
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    offset
-}
-
-/// Appends `text` to `target` without letting it grow past `limit` bytes.
-fn push_bounded(target: &mut String, text: &str, limit: usize) {
-    let room = limit.saturating_sub(target.len());
-    if text.len() <= room {
-        target.push_str(text);
-    } else {
-        let mut cut = room;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        target.push_str(&text[..cut]);
-    }
 }
 
 #[cfg(test)]

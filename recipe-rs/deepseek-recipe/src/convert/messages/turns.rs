@@ -1,214 +1,29 @@
-//! Anthropic Messages → conversation, in the official validation order.
+//! The messages of a Messages request, block by block: system, user and assistant content,
+//! tool results answering the previous message's tool uses, and the blocks a role may not hold.
 
-use super::content::{text_message, UNSUPPORTED_IMAGE_TEXT};
-use super::draft::{Draft, FormatChoice};
-use super::history::{check_reasoning_pass_back, settle_reasoning};
-use super::images::{MAX_IMAGE_URL_BYTES, URL_TOO_LONG_ADVICE};
-use super::options::{ConversionOptions, WebSearchBehavior};
-use super::python_json::to_spaced_json;
-use super::sampling::{check_stop, check_temperature, check_top_p, clamp_max_tokens};
-use super::thinking::resolve_thinking;
-use super::tools::{
-    check_tool_name, declared_tools, narrow_loaded_tools, resolve_tool_choice, unknown_tool_choice,
-    FunctionDecl, ToolChoiceParam,
-};
-use crate::conversation::{
-    ImageDetail, ImageRef, ImageSource, ImageSourceKind, Message, Role, Tool, ToolCall,
-};
-use crate::converted::{ConvertedRequest, ModelVersion, ResponseContext};
+use super::image_source::image_source;
+use crate::conversation::{ImageRef, ImageSource, Message, Role, Tool, ToolCall};
+use crate::convert::content::{text_message, ContentBuilder, UNSUPPORTED_IMAGE_TEXT};
+use crate::convert::options::WebSearchBehavior;
+use crate::convert::python_json::to_spaced_json;
+use crate::converted::ModelVersion;
 use crate::error::ApiError;
 use crate::protocol::messages::{
     ContentBlock, MessagesContent, MessagesDocumentSource, MessagesImageSource, MessagesMessage,
-    MessagesRequest, MessagesTool, MessagesToolChoice, SystemBlock, SystemParam,
     ToolReferenceParam, ToolResultBlock, ToolResultContent,
 };
 
-/// The pass-back error of Messages.
-const REASONING_PASS_BACK_ERROR: &str =
-    "The `content[].thinking` in the thinking mode must be passed back to the API.";
-
 /// Separator between joined text blocks.
-const BLOCK_SEPARATOR: &str = "\n\n";
-
-impl MessagesRequest {
-    /// Converts the request with `options` (the official 400 body on invalid requests).
-    pub fn convert(self, options: &ConversionOptions) -> Result<ConvertedRequest, ApiError> {
-        // The checks run in the reference's order (found by the differential harness).
-        let model_version = options.model_version(&self.model)?;
-        // The tools in order: a server tool is refused, unless it is a web search the options
-        // drop; a custom tool's name must be valid.
-        let drops_web_search = options.messages_web_search == WebSearchBehavior::Drop;
-        let declares_tools = self.tools.as_ref().is_some_and(|tools| !tools.is_empty());
-        let mut tools = Vec::new();
-        let mut dropped_names = Vec::new();
-        for (index, tool) in self.tools.unwrap_or_default().into_iter().enumerate() {
-            match tool {
-                MessagesTool::Server(server) if drops_web_search && server.is_web_search() => {
-                    dropped_names.push(server.name);
-                }
-                MessagesTool::Server(_) => {
-                    return Err(ApiError::invalid_request(format!(
-                        "tools[{index}]: server tools are not supported"
-                    )));
-                }
-                MessagesTool::Custom(custom) => {
-                    check_tool_name(&custom.name, &format!("tools[{index}].name"))?;
-                    tools.push(custom);
-                }
-            }
-        }
-        let declarations: Vec<FunctionDecl> = tools
-            .iter()
-            .map(|tool| FunctionDecl {
-                name: tool.name.clone(),
-                description: tool.description.clone(),
-                parameters: tool.input_schema.clone(),
-                strict: None,
-                defer_loading: tool.defer_loading == Some(true)
-                    && model_version == ModelVersion::DeepseekV41Flash,
-                name_path: None,
-            })
-            .collect();
-        if model_version == ModelVersion::DeepseekV41Flash
-            && !tools.is_empty()
-            && tools.iter().all(|tool| tool.defer_loading == Some(true))
-        {
-            return Err(ApiError::invalid_request(
-                "tools: at least one tool must have defer_loading=false. All tools cannot be deferred.",
-            ));
-        }
-        if self.messages.is_empty() {
-            return Err(ApiError::invalid_request(
-                "messages: at least one message is required",
-            ));
-        }
-        let (thinking_mode, reasoning_effort) = resolve_thinking(
-            self.thinking.map(|thinking| thinking.kind),
-            self.output_config.and_then(|config| config.effort),
-            options.default_thinking_mode,
-        );
-        let tool_definitions: Vec<Tool> = tools
-            .iter()
-            .map(|tool| Tool {
-                name: tool.name.clone(),
-                description: tool.description.clone(),
-                parameters: tool.input_schema.clone().unwrap_or_default(),
-                strict: None,
-                defer_loading: tool.defer_loading == Some(true)
-                    && model_version == ModelVersion::DeepseekV41Flash,
-            })
-            .collect();
-        let converter = MessageConverter {
-            version: model_version,
-            image_token: options.image_token(),
-            web_search: options.messages_web_search,
-            tool_definitions: &tool_definitions,
-        };
-        let mut messages = Vec::new();
-        if let Some(system) = self.system {
-            let text = match system {
-                SystemParam::Text(text) => text,
-                SystemParam::Blocks(blocks) => blocks
-                    .into_iter()
-                    .map(|SystemBlock::Text { text }| text)
-                    .collect::<Vec<_>>()
-                    .join(BLOCK_SEPARATOR),
-            };
-            messages.push(Converted::plain(text_message(Role::System, text)));
-        }
-        // Messages are checked and converted block by block, in order; `pending` holds the
-        // `tool_use` ids of the previous assistant message, which the next user message must
-        // answer with leading `tool_result` blocks.
-        let count = self.messages.len();
-        let mut pending: Vec<String> = Vec::new();
-        for (index, message) in self.messages.into_iter().enumerate() {
-            converter.convert(index, message, &mut pending, &mut messages)?;
-        }
-        if !pending.is_empty() {
-            return Err(unanswered(&format!("messages.{}:", count - 1), &pending));
-        }
-        let (mut messages, missing_reasoning): (Vec<Message>, Vec<bool>) = messages
-            .into_iter()
-            .map(|converted| (converted.message, converted.missing_reasoning))
-            .unzip();
-        check_reasoning_pass_back(
-            &messages,
-            &missing_reasoning,
-            // Dropped web search tools count as declared.
-            declares_tools,
-            options.reasoning_content_behavior,
-            thinking_mode,
-            REASONING_PASS_BACK_ERROR,
-        )?;
-
-        let choice = self.tool_choice.and_then(|choice| match choice {
-            MessagesToolChoice::Auto { .. } | MessagesToolChoice::Any { .. } => {
-                Some(ToolChoiceParam::Auto)
-            }
-            // Choosing a dropped web search tool is dropped with it.
-            MessagesToolChoice::Tool { name, .. }
-                if dropped_names
-                    .iter()
-                    .flatten()
-                    .any(|dropped| *dropped == name) =>
-            {
-                None
-            }
-            MessagesToolChoice::Tool { name, .. } => Some(ToolChoiceParam::Named(name)),
-            MessagesToolChoice::None {} => Some(ToolChoiceParam::None),
-        });
-        let choice_is_none = choice == Some(ToolChoiceParam::None);
-        let declared = declared_tools(declarations, true, choice_is_none)?;
-        let mut missing_reasoning = missing_reasoning;
-        narrow_loaded_tools(choice.as_ref(), &mut messages, &mut missing_reasoning);
-        // Tools were declared but all dropped: a named choice names none of them.
-        if let (true, true, Some(ToolChoiceParam::Named(name))) =
-            (declares_tools, declared.is_empty(), &choice)
-        {
-            return Err(unknown_tool_choice(name));
-        }
-        let tools = resolve_tool_choice(choice, declared, thinking_mode)?;
-        let stop_sequences = self.stop_sequences.unwrap_or_default();
-        check_stop(&stop_sequences, false)?;
-        check_temperature(self.temperature)?;
-        check_top_p(self.top_p)?;
-        let max_tokens = clamp_max_tokens(
-            self.max_tokens,
-            options.max_tokens_upper_bound(thinking_mode),
-        )?;
-
-        settle_reasoning(&mut messages, thinking_mode);
-
-        Ok(Draft {
-            request_model: self.model,
-            model_version,
-            stream: self.stream.unwrap_or(false),
-            thinking_mode,
-            reasoning_effort,
-            tools,
-            format: FormatChoice::Text,
-            messages,
-            max_tokens,
-            temperature: self.temperature,
-            top_p: self.top_p,
-            logprobs: false,
-            top_logprobs: None,
-            seed: None,
-            stop_sequences,
-            response_context: ResponseContext::Messages,
-        }
-        .finish(options.special_token_spellings()))
-    }
-}
+pub(super) const BLOCK_SEPARATOR: &str = "\n\n";
 
 /// A converted message and whether it is an assistant turn sent without thinking.
-struct Converted {
-    message: Message,
-    missing_reasoning: bool,
+pub(super) struct Converted {
+    pub(super) message: Message,
+    pub(super) missing_reasoning: bool,
 }
 
 impl Converted {
-    fn plain(message: Message) -> Self {
+    pub(super) fn plain(message: Message) -> Self {
         Self {
             message,
             missing_reasoning: false,
@@ -217,16 +32,16 @@ impl Converted {
 }
 
 /// Per-request settings for converting messages.
-struct MessageConverter<'a> {
-    version: ModelVersion,
-    image_token: &'a str,
-    web_search: WebSearchBehavior,
+pub(super) struct MessageConverter<'a> {
+    pub(super) version: ModelVersion,
+    pub(super) image_token: &'a str,
+    pub(super) web_search: WebSearchBehavior,
     /// The declared tools as `tool_addition` blocks show them.
-    tool_definitions: &'a [Tool],
+    pub(super) tool_definitions: &'a [Tool],
 }
 
 impl MessageConverter<'_> {
-    fn convert(
+    pub(super) fn convert(
         &self,
         index: usize,
         message: MessagesMessage,
@@ -274,7 +89,7 @@ impl MessageConverter<'_> {
         blocks: Vec<ContentBlock>,
         out: &mut Vec<Converted>,
     ) -> Result<(), ApiError> {
-        let mut builder = super::content::ContentBuilder::default();
+        let mut builder = ContentBuilder::default();
         let mut tools = Vec::new();
         for (block_index, block) in blocks.into_iter().enumerate() {
             match block {
@@ -505,7 +320,7 @@ impl MessageConverter<'_> {
         content: Option<ToolResultContent>,
         loaded: &mut Vec<Tool>,
     ) -> Result<Message, ApiError> {
-        let mut builder = super::content::ContentBuilder::default();
+        let mut builder = ContentBuilder::default();
         match content {
             None => {}
             Some(ToolResultContent::Text(text)) => builder.push_text(&text),
@@ -601,80 +416,8 @@ fn document_note(source: &MessagesDocumentSource) -> String {
     format!("[Unsupported document type: {media_type}]")
 }
 
-/// Checks an image block's source and returns it as a conversation source (`path` is where
-/// errors point; callers may set another `path` on the result).
-fn image_source(source: &MessagesImageSource, path: &str) -> Result<ImageSource, ApiError> {
-    let error = |detail: String| ApiError::invalid_request(format!("{path}: {detail}"));
-    let (kind, location) = match source {
-        MessagesImageSource::Base64 { media_type, data } => {
-            if !is_padded_base64(data) {
-                return Err(error("base64 decode error".to_owned()));
-            }
-            let data = canonical_padding(data);
-            (
-                ImageSourceKind::DataUrl,
-                format!("data:{};base64,{data}", media_type.mime()),
-            )
-        }
-        MessagesImageSource::Url { url } => {
-            let is_http = url
-                .get(..4)
-                .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http"));
-            if !is_http {
-                return Err(error(format!("invalid url: {url:?}")));
-            }
-            if url.len() > MAX_IMAGE_URL_BYTES {
-                return Err(error(format!(
-                    "external link length {} too long, max link length {MAX_IMAGE_URL_BYTES}. {URL_TOO_LONG_ADVICE}",
-                    url.len()
-                )));
-            }
-            (ImageSourceKind::Url, url.clone())
-        }
-        MessagesImageSource::File { .. } => {
-            return Err(error(
-                "file_id is not supported. Pass the image as a base64 data url instead.".to_owned(),
-            ));
-        }
-    };
-    Ok(ImageSource {
-        kind,
-        detail: ImageDetail::High,
-        path: path.to_owned(),
-        location,
-    })
-}
-
-/// Padded base64 data with its padding rewritten to the canonical amount (unpadded data is
-/// kept as it is).
-fn canonical_padding(data: &str) -> String {
-    if !data.ends_with('=') {
-        return data.to_owned();
-    }
-    let body = data.trim_end_matches('=');
-    let padding = (4 - body.len() % 4) % 4;
-    format!("{body}{}", "=".repeat(padding))
-}
-
-/// Messages base64: padded data may carry any amount of `=` (normalised); unpadded data must
-/// be a multiple of 4; only the standard alphabet, no whitespace.
-fn is_padded_base64(data: &str) -> bool {
-    let body = data.trim_end_matches('=');
-    let alphabet_only = body
-        .bytes()
-        .all(|byte| byte.is_ascii_alphanumeric() || byte == b'+' || byte == b'/');
-    if !alphabet_only {
-        return false;
-    }
-    if body.len() == data.len() {
-        body.len() % 4 == 0
-    } else {
-        body.len() % 4 != 1
-    }
-}
-
 /// The error for `tool_use` ids left without results (`at` is the position prefix).
-fn unanswered(at: &str, ids: &[String]) -> ApiError {
+pub(super) fn unanswered(at: &str, ids: &[String]) -> ApiError {
     let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     ids.sort_unstable();
     ApiError::invalid_request(format!(
@@ -706,38 +449,4 @@ fn misplaced_block(index: usize, block: &ContentBlock) -> Result<(), ApiError> {
         }
     };
     Err(ApiError::invalid_request(message))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn padded_base64_is_normalised() {
-        assert!(is_padded_base64("aGk="));
-        assert!(is_padded_base64("aGk=="));
-        assert!(is_padded_base64("aGVsbG8h"));
-        assert!(!is_padded_base64("aGk"));
-        assert!(!is_padded_base64("a-k="));
-        assert_eq!(canonical_padding("aGk=="), "aGk=");
-        assert_eq!(canonical_padding("aGVsbA="), "aGVsbA==");
-        assert_eq!(canonical_padding("aGVsbG8h"), "aGVsbG8h");
-    }
-
-    #[test]
-    fn tool_results_must_follow_their_uses() {
-        let request = MessagesRequest::from_json(
-            r#"{"model": "DeepSeek-V4-Pro", "max_tokens": 10, "messages": [
-                {"role": "user", "content": "q"},
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
-                {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t1"}]}
-            ]}"#,
-        )
-        .unwrap();
-        let err = request.convert(&ConversionOptions::default()).unwrap_err();
-        assert!(err
-            .error
-            .message
-            .starts_with("messages.2: `tool_use` ids were found"));
-    }
 }
