@@ -98,7 +98,7 @@ def write_fixtures(images: Path, out: Path, digest: str, preprocess_records: lis
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
         "--vectors",
         type=Path,
