@@ -2,8 +2,8 @@
 //! reasoning then content, parallel DSML tool calls, a malformed call, JSON mode, a stop
 //! sequence, a length finish, token ids with log probabilities) pushed through an
 //! [`SseStream`] for each protocol that has the feature. A trace is the request, then every
-//! inference chunk followed by the exact SSE bytes it produced, the end of the stream, and the
-//! accumulated response. Ids and timestamps come from the stream identity and a seeded id
+//! inference chunk followed by the exact SSE bytes it produced (until the stream finishes, as
+//! a server stops feeding it), the end of the stream, and the accumulated response. Ids and timestamps come from the stream identity and a seeded id
 //! source; only Responses' `completed_at` (the clock at the end) is masked.
 //!
 //! A changed trace fails the test; review it as docs/testing.md ("Snapshots") describes.
@@ -176,6 +176,10 @@ fn trace(protocol: Protocol, body: &Value, inputs: &[Input]) -> String {
     let mut stream = SseStream::new(processor, accumulator);
     let mut trace = format!("request: {body}\n");
     for chunk in inference_chunks(inputs) {
+        if stream.finished() {
+            trace += "\n(the stream has finished: the rest of the output is not pushed)\n";
+            break;
+        }
         let input = serde_json::to_string(&chunk).expect("inference chunks serialise");
         let mut out = Vec::new();
         let outcome = match stream.push(chunk, &mut out) {
@@ -303,7 +307,9 @@ fn token_ids_with_logprobs() {
 #[test]
 fn completed_at_is_masked_and_nothing_else() {
     assert_eq!(
-        mask_completed_at(r#"{"completed_at":1700000001,"created_at":1700000000,"completed_at":null}"#),
+        mask_completed_at(
+            r#"{"completed_at":1700000001,"created_at":1700000000,"completed_at":null}"#
+        ),
         r#"{"completed_at":"<COMPLETED_AT>","created_at":1700000000,"completed_at":null}"#
     );
 }
