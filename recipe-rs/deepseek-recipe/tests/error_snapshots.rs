@@ -38,10 +38,12 @@ fn nested(depth: usize, value: &str) -> String {
     format!("{}{value}{}", "[".repeat(depth), "]".repeat(depth))
 }
 
+/// The parameters schema of the `get_weather` tool.
 fn get_weather_parameters() -> Value {
     json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
 }
 
+/// A valid Chat Completions body with the fields of `extra` set.
 fn chat(extra: Value) -> String {
     let mut body =
         json!({"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "Hi"}]});
@@ -49,12 +51,14 @@ fn chat(extra: Value) -> String {
     body.to_string()
 }
 
+/// A valid Responses body with the fields of `extra` set.
 fn responses(extra: Value) -> String {
     let mut body = json!({"model": "DeepSeek-V4-Pro", "input": "Hi"});
     merge(&mut body, extra);
     body.to_string()
 }
 
+/// A valid Messages body with the fields of `extra` set.
 fn messages(extra: Value) -> String {
     let mut body = json!({"model": "DeepSeek-V4-Pro", "max_tokens": 1024,
         "messages": [{"role": "user", "content": "Hi"}]});
