@@ -49,7 +49,7 @@ test-rust: image-fixtures ## Rust tests, golden vectors and snapshots included
 test-python: image-fixtures ## Python tests (needs `make build` first); JUnit report in reports/pytest.xml
 	$(BIN)/pytest --junitxml=reports/pytest.xml
 
-image-fixtures: ## Write the image vectors' inputs once into $RECIPE_IMAGE_FIXTURES (nothing to do when up to date)
+image-fixtures: ## The image vectors' inputs, written once for both test suites (RECIPE_IMAGE_FIXTURES, ~/.cache/deepseek-recipe/image-fixtures)
 	$(PY) scripts/gen_image_fixtures.py --vectors $(RECIPE_VECTORS)
 
 GPU_TESTS := $(addprefix tests/engine/test_engine_,kernels.py gpu_kernels.py batch_invariance.py hf_parity.py sampling.py)
