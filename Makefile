@@ -16,7 +16,7 @@ JOBS ?= $(shell nproc)
 export CARGO_TARGET_DIR RECIPE_VECTORS
 
 .DEFAULT_GOAL := help
-.PHONY: help install build lint test test-rust test-python test-gpu fuzz bench bench-peer vectors selftest serve diff wheel-smoke soak vllm-setup test-vllm vllm-stock
+.PHONY: help install build lint test test-rust test-python image-fixtures test-gpu fuzz bench bench-peer vectors selftest serve diff wheel-smoke soak vllm-setup test-vllm vllm-stock
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -43,11 +43,14 @@ lint: ## rustfmt, clippy, rustdoc, ruff, pyright (every Python package) and stub
 
 test: test-rust test-python ## All tests: Rust (unit, golden vectors, properties) and Python
 
-test-rust: ## Rust tests, golden vectors included
+test-rust: image-fixtures ## Rust tests, golden vectors and snapshots included
 	cargo test --workspace
 
-test-python: ## Python tests (needs `make build` first); JUnit report in reports/pytest.xml
+test-python: image-fixtures ## Python tests (needs `make build` first); JUnit report in reports/pytest.xml
 	$(BIN)/pytest --junitxml=reports/pytest.xml
+
+image-fixtures: ## The image vectors' inputs, written once for both test suites (RECIPE_IMAGE_FIXTURES, ~/.cache/deepseek-recipe/image-fixtures)
+	$(PY) scripts/gen_image_fixtures.py --vectors $(RECIPE_VECTORS)
 
 GPU_TESTS := $(addprefix tests/engine/test_engine_,kernels.py gpu_kernels.py batch_invariance.py hf_parity.py sampling.py)
 
@@ -91,7 +94,7 @@ soak: ## Soak the reference server: slow clients, 8 MiB prompts, a 20,000-connec
 serve: ## Start the reference server on 127.0.0.1:8000 (tiny model)
 	$(BIN)/deepseek-recipe serve
 
-vectors: ## Run the golden vectors through the Rust core and the Python CLI and print the counts
+vectors: image-fixtures ## Run the golden vectors through the Rust core and the Python CLI and print the counts
 	cargo test -p deepseek-recipe --features fetch --test '*vectors*' -- --nocapture
 	$(BIN)/deepseek-recipe vectors $(RECIPE_VECTORS)
 

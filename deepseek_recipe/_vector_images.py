@@ -2,13 +2,21 @@
 `shared/vectors/README.md` ("Input generators"): PNG with stored-block zlib, baseline JPEG
 with flat blocks, GIF with constant-width LZW codes, raw bytes, embedded files and derived
 (damaged) files. Callers compare the result with the record's `sha256`.
+
+This is the project's one generator: the `vectors` command regenerates inputs with it, and
+`scripts/gen_image_fixtures.py` writes them once into a fixture folder that
+the Rust and Python test suites read instead of regenerating.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import struct
 import zlib
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 Generator = Mapping[str, Any]
@@ -345,3 +353,76 @@ def _lzw_constant_width(indices: list[int], min_code: int) -> bytes:
     if bits:
         out.append(acc & 0xFF)
     return bytes(out)
+
+
+# --- fixture folder -------------------------------------------------------------------------
+
+FIXTURES_ENV = "RECIPE_IMAGE_FIXTURES"
+"""The environment variable naming the fixture folder."""
+FIXTURES_MANIFEST = "manifest.json"
+"""The fixture folder's manifest: `{"vectors_digest", "sources": {source key: sha256}}`."""
+FIXTURE_VECTOR_FILES = ("image_preprocess.jsonl", "image_resolve.jsonl")
+"""The files of the vectors' `images/` folder whose inputs the fixtures hold, in digest order."""
+
+
+def default_fixtures_dir() -> Path:
+    """`$RECIPE_IMAGE_FIXTURES`, else `~/.cache/deepseek-recipe/image-fixtures`."""
+    configured = os.environ.get(FIXTURES_ENV)
+    if configured:
+        return Path(configured)
+    return Path.home() / ".cache" / "deepseek-recipe" / "image-fixtures"
+
+
+def vectors_digest(images_dir: Path) -> str:
+    """SHA-256 of the image vector files the fixtures are made from, read in
+    `FIXTURE_VECTOR_FILES` order (a different vectors folder gives a different digest)."""
+    digest = hashlib.sha256()
+    for name in FIXTURE_VECTOR_FILES:
+        digest.update((images_dir / name).read_bytes())
+    return digest.hexdigest()
+
+
+def source_key(record_id: str, call: int, source: int) -> str:
+    """The manifest key of a resolve record's byte source (`calls[call].sources[source]`)."""
+    return f"{record_id} calls[{call}] sources[{source}]"
+
+
+class ImageFixtures:
+    """A fixture folder written by `scripts/gen_image_fixtures.py`: one file per input, named by
+    its SHA-256 (every preprocess record's image, every byte source of the resolve records), and
+    the manifest naming the resolve sources' files. Every read checks the file's SHA-256."""
+
+    def __init__(self, directory: Path, images_dir: Path) -> None:
+        """Opens `directory` for the vectors in `images_dir`; raises `FileNotFoundError` when
+        it has no manifest and `ValueError` when it was made from other vectors."""
+        self.directory = directory
+        manifest_path = directory / FIXTURES_MANIFEST
+        if not manifest_path.is_file():
+            raise FileNotFoundError(
+                f"no image fixtures at {directory}: run `make image-fixtures` "
+                f"(scripts/gen_image_fixtures.py)"
+            )
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if manifest.get("vectors_digest") != vectors_digest(images_dir):
+            raise ValueError(
+                f"the image fixtures at {directory} were made from other vectors than "
+                f"{images_dir}: run `make image-fixtures` (scripts/gen_image_fixtures.py)"
+            )
+        self.sources: dict[str, str] = manifest["sources"]
+
+    def image(self, sha256: str) -> bytes:
+        """The input whose SHA-256 is `sha256`; raises `ValueError` when missing or altered."""
+        path = self.directory / sha256
+        if not path.is_file():
+            raise ValueError(f"image fixture {sha256} is missing: run `make image-fixtures`")
+        data = path.read_bytes()
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise ValueError(f"image fixture {sha256} does not match its SHA-256")
+        return data
+
+    def source(self, key: str) -> bytes:
+        """The bytes of the resolve source `key` (see `source_key`)."""
+        sha256 = self.sources.get(key)
+        if sha256 is None:
+            raise ValueError(f"no image fixture for {key}: run `make image-fixtures`")
+        return self.image(sha256)

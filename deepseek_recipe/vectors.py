@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
-from deepseek_recipe._vector_images import generate
+from deepseek_recipe._vector_images import ImageFixtures, generate, source_key
 from deepseek_recipe.errors import (
     ConversionError,
     EncodeError,
@@ -82,6 +82,7 @@ __all__ = [
     "set_embedded_images",
     "stream_expect",
     "stream_processor",
+    "use_image_fixtures",
 ]
 
 Record = dict[str, Any]
@@ -386,34 +387,50 @@ def check_request(record: Record) -> list[str]:
 # --- images ---------------------------------------------------------------------------------
 
 
-class _Embedded:
-    """The embedded image files by key, from the preprocess records' `b64` (set by the caller
-    that has read them; `images/image_preprocess.jsonl` beside a record otherwise)."""
+class _ImageInputs:
+    """Where image inputs come from: the embedded files by key, from the preprocess records'
+    `b64` (set by the caller that has read them), and the fixture folder when one is used."""
 
-    files: dict[str, bytes] | None = None
+    embedded: dict[str, bytes] | None = None
+    fixtures: ImageFixtures | None = None
 
 
 def set_embedded_images(records: list[Record]) -> None:
     """Registers the embedded files of these preprocess records (needed by generators of kind
     `embedded` in other image records)."""
-    files = _Embedded.files or {}
+    files = _ImageInputs.embedded or {}
     for record in records:
         image = cast(Record, record.get("image") or {})
         generator = cast(Record, image.get("generator") or {})
         if generator.get("name") == "embedded" and "b64" in image:
             files[generator["key"]] = base64.b64decode(image["b64"])
-    _Embedded.files = files
+    _ImageInputs.embedded = files
+
+
+def use_image_fixtures(fixtures: ImageFixtures | None) -> None:
+    """Reads every image input from `fixtures` (written once by
+    `scripts/gen_image_fixtures.py`) instead of regenerating it; `None` regenerates again."""
+    _ImageInputs.fixtures = fixtures
 
 
 def _embedded() -> dict[str, bytes]:
-    return _Embedded.files or {}
+    return _ImageInputs.embedded or {}
 
 
 def _image_bytes(image: Record) -> bytes:
-    """The input bytes of a record's `image` (its `b64`, else regenerated)."""
+    """The input bytes of a record's `image` (from the fixtures, its `b64`, else regenerated)."""
+    if _ImageInputs.fixtures is not None:
+        return _ImageInputs.fixtures.image(image["sha256"])
     if "b64" in image:
         return base64.b64decode(image["b64"])
     return generate(image["generator"], _embedded())
+
+
+def _source_bytes(key: str, generator: Record) -> bytes:
+    """The bytes of a resolve record's byte source `key` (from the fixtures, else regenerated)."""
+    if _ImageInputs.fixtures is not None:
+        return _ImageInputs.fixtures.source(key)
+    return generate(generator, _embedded())
 
 
 def _image_error(error: ImageError) -> Record:
@@ -473,7 +490,8 @@ def _resolver(fetcher: Record) -> ImageResolver:
     return ImageResolver(fetch=policy, limits=ResolverLimits())
 
 
-def _source(source: Record) -> ImageSource:
+def _source(source: Record, key: str) -> ImageSource:
+    """The image source a resolve record describes (`key`: its place, see `source_key`)."""
     detail, path = source["detail"], source["path"]
     kind = source["kind"]
     if kind == "data_url":
@@ -486,7 +504,7 @@ def _source(source: Record) -> ImageSource:
         return ImageSource.from_data_url(url, detail, path)
     if kind == "url":
         return ImageSource.from_url(source["url"], detail, path)
-    return ImageSource.from_bytes(generate(source["image"], _embedded()), detail, path)
+    return ImageSource.from_bytes(_source_bytes(key, source["image"]), detail, path)
 
 
 def _outcome(resolve: Callable[[], ResolvedImages], quota: ImageQuota) -> Record:
@@ -528,8 +546,9 @@ def check_image_resolve(record: Record) -> list[str]:
         quota = ImageQuota()
         for index, (call, expect) in enumerate(zip(calls, expects, strict=True)):
             sources: list[ImageSource] = []
-            for raw in cast(list[Record], call["sources"]):
-                sources += [_source(raw)] * raw.get("repeat", 1)
+            for at, raw in enumerate(cast(list[Record], call["sources"])):
+                key = source_key(record["id"], index, at)
+                sources += [_source(raw, key)] * raw.get("repeat", 1)
 
             def resolve(sources: list[ImageSource] = sources) -> ResolvedImages:
                 return resolver.resolve(sources, quota)

@@ -1,6 +1,7 @@
 """The image golden vectors through the Python API: preprocessing, token counts, resolution with
 a shared quota, and the image sources of converted requests (their resolution and the prompt
-token count including images). The checks are `deepseek_recipe.vectors`.
+token count including images). The checks are `deepseek_recipe.vectors`; the image inputs are
+read from the fixture folder `make image-fixtures` writes (each checked against its SHA-256).
 
 Normative: sizes, formats, token adjustments, quotas and error kind/retryable/message; the WebP
 bytes (`data_len`, `data_sha256`) depend on the reference's codec build and are not compared.
@@ -20,9 +21,9 @@ from deepseek_recipe.vectors import (
     check_image_resolution,
     check_image_resolve,
     check_image_tokens,
-    set_embedded_images,
+    use_image_fixtures,
 )
-from tests.vectors import load_jsonl
+from tests.vectors import image_fixtures, load_jsonl
 
 Record = dict[str, Any]
 
@@ -37,14 +38,17 @@ FILES: dict[str, Callable[[Record], list[str]]] = {
 
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_image_vectors(name: str) -> None:
-    set_embedded_images(load_jsonl("images/image_preprocess.jsonl"))
     records = load_jsonl(f"images/{name}")
     if name == "image_requests.jsonl":
         records = [r for r in records if "image_resolution" in r["expect"]]
     check = FILES[name]
-    # Decoding and resolving run without the GIL: records are checked on several threads.
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        results = list(pool.map(check, records))
+    use_image_fixtures(image_fixtures())
+    try:
+        # Decoding and resolving run without the GIL: records are checked on several threads.
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            results = list(pool.map(check, records))
+    finally:
+        use_image_fixtures(None)
     failures = [
         f"{record['id']}: {'; '.join(mismatches)[:400]}"
         for record, mismatches in zip(records, results, strict=True)
