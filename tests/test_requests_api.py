@@ -39,3 +39,23 @@ def test_encode_after_render_is_the_fresh_encode():
     converted = dr.convert(BODY)
     converted.render()
     assert converted.encode() == dr.convert(BODY).encode() == dr.encode(BODY)
+
+
+def test_long_prompts_of_every_character_width_render_exactly():
+    # Long non-ASCII prompts are built piece by piece (a wide character early, late, cut by a
+    # piece boundary, or absent); the text must come out whole whatever the mix.
+    def body(content: str) -> dict[str, object]:
+        return {**BODY, "messages": [{"role": "user", "content": content}]}
+
+    template = dr.render(body("@")).prompt
+    for content in [
+        "plain ascii words " * 5000,
+        "é" * 20_000 + "中" * 20_000 + "😀" * 20_000,
+        "x" * 16_383 + "😀" + "y" * 40_000,
+        "中文" * 30_000 + "z",
+        ("a😀é中\n" * 9000)[:-1],
+    ]:
+        rendered = dr.render(body(content))
+        assert rendered.prompt == template.replace("@", content)
+        for start, end in rendered.special_ranges:
+            assert rendered.prompt[start:end].startswith("<")

@@ -14,6 +14,7 @@ use pyo3::types::{PyList, PyString};
 use crate::errors::to_py_err;
 use crate::id_list::id_list;
 use crate::ints::Count;
+use crate::long_str::long_str;
 use crate::tokenizer::{default_tokenizer, PyTokenizer};
 
 /// Parses conversion options from their JSON form (`None`: the defaults).
@@ -112,7 +113,7 @@ impl PyConvertedRequest {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyList>, usize)> {
-        let python = self.rendered_py.get_or_init(py, || {
+        let python = self.rendered_py.get_or_try_init(py, || {
             let (rendered, special_ranges) = py.detach(|| {
                 let rendered = self.rendered();
                 let ranges = rendered
@@ -122,11 +123,11 @@ impl PyConvertedRequest {
                     .collect();
                 (rendered, ranges)
             });
-            PythonPrompt {
-                prompt: PyString::new(py, &rendered.prompt).unbind(),
+            Ok::<_, PyErr>(PythonPrompt {
+                prompt: long_str(py, &rendered.prompt)?.unbind(),
                 special_ranges,
-            }
-        });
+            })
+        })?;
         let images = self.rendered().image_sources.len();
         let ranges = PyList::new(py, &python.special_ranges)?;
         Ok((python.prompt.bind(py).clone(), ranges, images))
