@@ -113,6 +113,19 @@ class RenderedPrompt:
     special_ranges: list[tuple[int, int]]
     image_count: int
 
+    @classmethod
+    def _of(
+        cls, prompt: str, special_ranges: list[tuple[int, int]], image_count: int
+    ) -> RenderedPrompt:
+        """The same instance `__init__` makes, without its `object.__setattr__` per field (a
+        frozen dataclass's `__init__` cost as much as the rest of a short chat's render)."""
+        rendered = object.__new__(cls)
+        fields = rendered.__dict__
+        fields["prompt"] = prompt
+        fields["special_ranges"] = special_ranges
+        fields["image_count"] = image_count
+        return rendered
+
     def marked(self, left: str = "\x1b[7m", right: str = "\x1b[0m") -> str:
         """The prompt with every special token wrapped in `left`/`right` (reverse video)."""
         parts: list[str] = []
@@ -172,8 +185,7 @@ class ConvertedRequest:
 
     def render(self) -> RenderedPrompt:
         """Renders the prompt with the encoding of the model version."""
-        prompt, ranges, images = self._native.render()
-        return RenderedPrompt(prompt, ranges, images)
+        return RenderedPrompt._of(*self._native.render())
 
     def encode(self, tokenizer: Tokenizer | None = None) -> list[int]:
         """Prompt token ids; text from the request never becomes a special token.

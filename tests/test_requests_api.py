@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+
+import pytest
 
 import deepseek_recipe as dr
 
@@ -33,6 +36,15 @@ def test_render_makes_the_prompt_string_once():
     assert converted.render().special_ranges == second.special_ranges != []
     for start, end in second.special_ranges:
         assert second.prompt[start:end].startswith("<")
+
+
+def test_rendered_prompts_are_the_frozen_dataclass_init_makes():
+    rendered = dr.render(BODY)
+    made = dr.RenderedPrompt(rendered.prompt, rendered.special_ranges, rendered.image_count)
+    assert rendered == made and repr(rendered) == repr(made)
+    assert vars(rendered) == vars(made)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rendered.prompt = ""  # type: ignore[misc]
 
 
 def test_encode_after_render_is_the_fresh_encode():

@@ -4,7 +4,7 @@ use deepseek_recipe::{
     constraint_grammar, convert_json, encode, infer_protocol as infer_body_protocol,
     ConversionOptions, ConvertedRequest, Error, Protocol, RenderedPrompt, Tokenizer, UnknownName,
 };
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use deepseek_recipe::protocol::ResponsesRequest;
 use pyo3::prelude::*;
@@ -17,19 +17,22 @@ use crate::ints::Count;
 use crate::long_str::long_str;
 use crate::tokenizer::{default_tokenizer, PyTokenizer};
 
-/// Parses conversion options from their JSON form (`None`: the defaults).
-fn options(json: Option<&str>) -> PyResult<ConversionOptions> {
-    json.map_or_else(
-        || Ok(ConversionOptions::default()),
-        |text| ConversionOptions::from_json(text).map_err(to_py_err),
-    )
+/// Parses conversion options from their JSON form (`None`: the defaults, shared per process).
+fn options(json: Option<&str>) -> PyResult<Arc<ConversionOptions>> {
+    static DEFAULTS: OnceLock<Arc<ConversionOptions>> = OnceLock::new();
+    match json {
+        None => Ok(DEFAULTS.get_or_init(Default::default).clone()),
+        Some(text) => Ok(Arc::new(
+            ConversionOptions::from_json(text).map_err(to_py_err)?,
+        )),
+    }
 }
 
 /// A converted request together with the options it was converted with.
 #[pyclass(name = "ConvertedRequest", module = "deepseek_recipe._native", frozen)]
 pub struct PyConvertedRequest {
     pub(crate) inner: ConvertedRequest,
-    pub(crate) options: ConversionOptions,
+    pub(crate) options: Arc<ConversionOptions>,
     /// The rendered prompt, made on first use (`render` and `encode` share it).
     rendered: OnceLock<RenderedPrompt>,
     /// What `render` returns, made on its first call.
@@ -45,7 +48,7 @@ struct PythonPrompt {
 
 impl PyConvertedRequest {
     /// Wraps a converted request, not rendered yet.
-    fn new(inner: ConvertedRequest, options: ConversionOptions) -> Self {
+    fn new(inner: ConvertedRequest, options: Arc<ConversionOptions>) -> Self {
         Self {
             inner,
             options,
@@ -223,7 +226,7 @@ fn responses_echo(body: &str) -> PyResult<String> {
 fn responses_namespace_tool_map(body: &str, options_json: Option<&str>) -> PyResult<String> {
     let request = ResponsesRequest::from_json(body).map_err(to_py_err)?;
     let map = request
-        .namespace_tool_map(&options(options_json)?)
+        .namespace_tool_map(&*options(options_json)?)
         .map_err(|err| to_py_err(err.into()))?;
     Ok(serde_json::to_string(&map).expect("tool maps always serialise"))
 }
