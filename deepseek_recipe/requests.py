@@ -113,19 +113,6 @@ class RenderedPrompt:
     special_ranges: list[tuple[int, int]]
     image_count: int
 
-    @classmethod
-    def _of(
-        cls, prompt: str, special_ranges: list[tuple[int, int]], image_count: int
-    ) -> RenderedPrompt:
-        """The same instance `__init__` makes, without its `object.__setattr__` per field (a
-        frozen dataclass's `__init__` cost as much as the rest of a short chat's render)."""
-        rendered = object.__new__(cls)
-        fields = rendered.__dict__
-        fields["prompt"] = prompt
-        fields["special_ranges"] = special_ranges
-        fields["image_count"] = image_count
-        return rendered
-
     def marked(self, left: str = "\x1b[7m", right: str = "\x1b[0m") -> str:
         """The prompt with every special token wrapped in `left`/`right` (reverse video)."""
         parts: list[str] = []
@@ -185,7 +172,7 @@ class ConvertedRequest:
 
     def render(self) -> RenderedPrompt:
         """Renders the prompt with the encoding of the model version."""
-        return RenderedPrompt._of(*self._native.render())
+        return _rendered_prompt(*self._native.render())
 
     def encode(self, tokenizer: Tokenizer | None = None) -> list[int]:
         """Prompt token ids; text from the request never becomes a special token.
@@ -301,6 +288,20 @@ def responses_namespace_tool_map(
         json.loads(_native.responses_namespace_tool_map(_as_text(request), _options_json(options))),
     )
     return {name: (pair[0], pair[1]) for name, pair in raw.items()}
+
+
+def _rendered_prompt(
+    prompt: str, special_ranges: list[tuple[int, int]], image_count: int
+) -> RenderedPrompt:
+    """The `RenderedPrompt` its `__init__` makes, without the frozen dataclass's
+    `object.__setattr__` per field (that `__init__` cost as much as the rest of a short chat's
+    render)."""
+    rendered = object.__new__(RenderedPrompt)
+    fields = rendered.__dict__
+    fields["prompt"] = prompt
+    fields["special_ranges"] = special_ranges
+    fields["image_count"] = image_count
+    return rendered
 
 
 def _options_json(options: ConversionOptions | None) -> str | None:
