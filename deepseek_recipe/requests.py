@@ -172,8 +172,7 @@ class ConvertedRequest:
 
     def render(self) -> RenderedPrompt:
         """Renders the prompt with the encoding of the model version."""
-        prompt, ranges, images = self._native.render()
-        return RenderedPrompt(prompt, ranges, images)
+        return _rendered_prompt(*self._native.render())
 
     def encode(self, tokenizer: Tokenizer | None = None) -> list[int]:
         """Prompt token ids; text from the request never becomes a special token.
@@ -289,6 +288,20 @@ def responses_namespace_tool_map(
         json.loads(_native.responses_namespace_tool_map(_as_text(request), _options_json(options))),
     )
     return {name: (pair[0], pair[1]) for name, pair in raw.items()}
+
+
+def _rendered_prompt(
+    prompt: str, special_ranges: list[tuple[int, int]], image_count: int
+) -> RenderedPrompt:
+    """The `RenderedPrompt` its `__init__` makes, without the frozen dataclass's
+    `object.__setattr__` per field (that `__init__` cost as much as the rest of a short chat's
+    render)."""
+    rendered = object.__new__(RenderedPrompt)
+    fields = rendered.__dict__
+    fields["prompt"] = prompt
+    fields["special_ranges"] = special_ranges
+    fields["image_count"] = image_count
+    return rendered
 
 
 def _options_json(options: ConversionOptions | None) -> str | None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+
+import pytest
 
 import deepseek_recipe as dr
 
@@ -35,7 +38,36 @@ def test_render_makes_the_prompt_string_once():
         assert second.prompt[start:end].startswith("<")
 
 
+def test_rendered_prompts_are_the_frozen_dataclass_init_makes():
+    rendered = dr.render(BODY)
+    made = dr.RenderedPrompt(rendered.prompt, rendered.special_ranges, rendered.image_count)
+    assert rendered == made and repr(rendered) == repr(made)
+    assert vars(rendered) == vars(made)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rendered.prompt = ""  # type: ignore[misc]
+
+
 def test_encode_after_render_is_the_fresh_encode():
     converted = dr.convert(BODY)
     converted.render()
     assert converted.encode() == dr.convert(BODY).encode() == dr.encode(BODY)
+
+
+def test_long_prompts_of_every_character_width_render_exactly():
+    # Long non-ASCII prompts are built piece by piece (a wide character early, late, cut by a
+    # piece boundary, or absent); the text must come out whole whatever the mix.
+    def body(content: str) -> dict[str, object]:
+        return {**BODY, "messages": [{"role": "user", "content": content}]}
+
+    template = dr.render(body("@")).prompt
+    for content in [
+        "plain ascii words " * 5000,
+        "é" * 20_000 + "中" * 20_000 + "😀" * 20_000,
+        "x" * 16_383 + "😀" + "y" * 40_000,
+        "中文" * 30_000 + "z",
+        ("a😀é中\n" * 9000)[:-1],
+    ]:
+        rendered = dr.render(body(content))
+        assert rendered.prompt == template.replace("@", content)
+        for start, end in rendered.special_ranges:
+            assert rendered.prompt[start:end].startswith("<")

@@ -7,6 +7,7 @@ mod id_list;
 mod ids_in;
 mod images;
 mod ints;
+mod long_str;
 mod requests;
 mod stream;
 mod tokenizer;

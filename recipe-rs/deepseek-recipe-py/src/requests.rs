@@ -4,7 +4,7 @@ use deepseek_recipe::{
     constraint_grammar, convert_json, encode, infer_protocol as infer_body_protocol,
     ConversionOptions, ConvertedRequest, Error, Protocol, RenderedPrompt, Tokenizer, UnknownName,
 };
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use deepseek_recipe::protocol::ResponsesRequest;
 use pyo3::prelude::*;
@@ -14,21 +14,25 @@ use pyo3::types::{PyList, PyString};
 use crate::errors::to_py_err;
 use crate::id_list::id_list;
 use crate::ints::Count;
+use crate::long_str::long_str;
 use crate::tokenizer::{default_tokenizer, PyTokenizer};
 
-/// Parses conversion options from their JSON form (`None`: the defaults).
-fn options(json: Option<&str>) -> PyResult<ConversionOptions> {
-    json.map_or_else(
-        || Ok(ConversionOptions::default()),
-        |text| ConversionOptions::from_json(text).map_err(to_py_err),
-    )
+/// Parses conversion options from their JSON form (`None`: the defaults, shared per process).
+fn options(json: Option<&str>) -> PyResult<Arc<ConversionOptions>> {
+    static DEFAULTS: OnceLock<Arc<ConversionOptions>> = OnceLock::new();
+    match json {
+        None => Ok(DEFAULTS.get_or_init(Default::default).clone()),
+        Some(text) => Ok(Arc::new(
+            ConversionOptions::from_json(text).map_err(to_py_err)?,
+        )),
+    }
 }
 
 /// A converted request together with the options it was converted with.
 #[pyclass(name = "ConvertedRequest", module = "deepseek_recipe._native", frozen)]
 pub struct PyConvertedRequest {
     pub(crate) inner: ConvertedRequest,
-    pub(crate) options: ConversionOptions,
+    pub(crate) options: Arc<ConversionOptions>,
     /// The rendered prompt, made on first use (`render` and `encode` share it).
     rendered: OnceLock<RenderedPrompt>,
     /// What `render` returns, made on its first call.
@@ -44,7 +48,7 @@ struct PythonPrompt {
 
 impl PyConvertedRequest {
     /// Wraps a converted request, not rendered yet.
-    fn new(inner: ConvertedRequest, options: ConversionOptions) -> Self {
+    fn new(inner: ConvertedRequest, options: Arc<ConversionOptions>) -> Self {
         Self {
             inner,
             options,
@@ -112,7 +116,7 @@ impl PyConvertedRequest {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyList>, usize)> {
-        let python = self.rendered_py.get_or_init(py, || {
+        let python = self.rendered_py.get_or_try_init(py, || {
             let (rendered, special_ranges) = py.detach(|| {
                 let rendered = self.rendered();
                 let ranges = rendered
@@ -122,11 +126,11 @@ impl PyConvertedRequest {
                     .collect();
                 (rendered, ranges)
             });
-            PythonPrompt {
-                prompt: PyString::new(py, &rendered.prompt).unbind(),
+            Ok::<_, PyErr>(PythonPrompt {
+                prompt: long_str(py, &rendered.prompt)?.unbind(),
                 special_ranges,
-            }
-        });
+            })
+        })?;
         let images = self.rendered().image_sources.len();
         let ranges = PyList::new(py, &python.special_ranges)?;
         Ok((python.prompt.bind(py).clone(), ranges, images))
@@ -222,7 +226,7 @@ fn responses_echo(body: &str) -> PyResult<String> {
 fn responses_namespace_tool_map(body: &str, options_json: Option<&str>) -> PyResult<String> {
     let request = ResponsesRequest::from_json(body).map_err(to_py_err)?;
     let map = request
-        .namespace_tool_map(&options(options_json)?)
+        .namespace_tool_map(&*options(options_json)?)
         .map_err(|err| to_py_err(err.into()))?;
     Ok(serde_json::to_string(&map).expect("tool maps always serialise"))
 }

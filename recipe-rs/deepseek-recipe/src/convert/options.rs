@@ -1,6 +1,8 @@
 //! Conversion settings: model table, thinking default, bounds and policy switches.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -180,13 +182,19 @@ impl ConversionOptions {
         self
     }
 
-    /// The encoding that renders `version`, with these options' special-token spellings.
-    pub fn encoding_for(&self, version: ModelVersion) -> Encoding {
-        let encoding = match version {
-            ModelVersion::DeepseekV4Pro => Encoding::v4(),
-            ModelVersion::DeepseekV41Flash => Encoding::v41(),
+    /// The encoding that renders `version`, with these options' special-token spellings (without
+    /// overrides, one shared per process: building the spelling table allocates every spelling).
+    pub fn encoding_for(&self, version: ModelVersion) -> Cow<'static, Encoding> {
+        static V4: OnceLock<Encoding> = OnceLock::new();
+        static V41: OnceLock<Encoding> = OnceLock::new();
+        let (shared, encoding): (_, fn() -> Encoding) = match version {
+            ModelVersion::DeepseekV4Pro => (&V4, Encoding::v4),
+            ModelVersion::DeepseekV41Flash => (&V41, Encoding::v41),
         };
-        encoding.with_special_tokens(self.special_token_spellings())
+        if self.special_tokens == SpecialTokenOverrides::default() {
+            return Cow::Borrowed(shared.get_or_init(encoding));
+        }
+        Cow::Owned(encoding().with_special_tokens(self.special_token_spellings()))
     }
 
     /// The full special-token table: the defaults with these options' overrides.
@@ -239,6 +247,29 @@ impl ConversionOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encoding::PromptFormat;
+
+    #[test]
+    fn encodings_are_shared_only_without_overrides() {
+        let defaults = ConversionOptions::default();
+        for (version, format) in [
+            (ModelVersion::DeepseekV4Pro, Encoding::v4()),
+            (ModelVersion::DeepseekV41Flash, Encoding::v41()),
+        ] {
+            let encoding = defaults.encoding_for(version);
+            assert!(matches!(encoding, Cow::Borrowed(_)));
+            assert_eq!(*encoding, format);
+        }
+        let overridden = ConversionOptions::default().with_special_tokens(SpecialTokenOverrides {
+            user: Some("<|U|>".into()),
+            ..SpecialTokenOverrides::default()
+        });
+        let encoding = overridden.encoding_for(ModelVersion::DeepseekV41Flash);
+        assert!(matches!(encoding, Cow::Owned(_)));
+        assert_eq!(encoding.format(), PromptFormat::V41);
+        assert_eq!(encoding.special_tokens().user, "<|U|>");
+        assert_eq!(encoding.special_tokens().bos, SpecialTokens::default().bos);
+    }
 
     #[test]
     fn table_is_replaced_then_aliased() {
