@@ -611,10 +611,7 @@ fn image_source(source: &MessagesImageSource, path: &str) -> Result<ImageSource,
                 return Err(error("base64 decode error".to_owned()));
             }
             let data = canonical_padding(data);
-            (
-                ImageSourceKind::DataUrl,
-                format!("data:{};base64,{data}", media_type.mime()),
-            )
+            (ImageSourceKind::DataUrl, media_type.data_url(&data))
         }
         MessagesImageSource::Url { url } => {
             let is_http = url
