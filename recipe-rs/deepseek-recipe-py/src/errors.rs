@@ -175,11 +175,23 @@ fn add_method(
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let conversion = py.get_type::<ConversionError>();
-    add_method(&conversion, "__init__", wrap_pyfunction!(conversion_error_init, m)?)?;
-    add_method(&conversion, "__reduce__", wrap_pyfunction!(conversion_error_reduce, m)?)?;
+    add_method(
+        &conversion,
+        "__init__",
+        wrap_pyfunction!(conversion_error_init, m)?,
+    )?;
+    add_method(
+        &conversion,
+        "__reduce__",
+        wrap_pyfunction!(conversion_error_reduce, m)?,
+    )?;
     let image = py.get_type::<ImageError>();
     add_method(&image, "__init__", wrap_pyfunction!(image_error_init, m)?)?;
-    add_method(&image, "__reduce__", wrap_pyfunction!(image_error_reduce, m)?)?;
+    add_method(
+        &image,
+        "__reduce__",
+        wrap_pyfunction!(image_error_reduce, m)?,
+    )?;
     let is_invalid_json = wrap_pyfunction!(request_parse_error_is_invalid_json, m)?;
     let property = py.import("builtins")?.getattr("property")?.call1((
         &is_invalid_json,

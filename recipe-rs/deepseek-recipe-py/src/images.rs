@@ -8,13 +8,13 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use deepseek_recipe::conversation::ImageDetail;
 use deepseek_recipe::image::{
     image_tokens, preprocess as preprocess_image, DestinationPolicy, HttpFetcher, ImageData,
     ImageError, ImageErrorKind, ImageFetcher, ImageInput, ImageQuota, ImageResolver, IpRange,
     PreprocessOptions, PreprocessedImage, ResolveBudget, ResolvedImages, ResolverLimits,
     RetryPolicy,
 };
-use deepseek_recipe::conversation::ImageDetail;
 use deepseek_recipe::protocol::messages::ImageMediaType;
 use deepseek_recipe::{Error, UnknownName};
 use pyo3::exceptions::{PyTypeError, PyValueError};

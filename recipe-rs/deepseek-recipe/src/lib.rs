@@ -51,6 +51,7 @@ pub use stream::{
     sse_done_data, sse_frame, write_sse_event, Accumulator, ArgumentFragment, GeneratorConfig,
     IdSource, InferenceChunk, InferenceFinishReason, MessagesResponse, ParserEvent, Piece,
     PieceKind, PromptUsage, ResponsesResponse, SharedTokenText, SseStream, StreamIdentity,
-    StreamOptions, StreamParser, StreamProcessor, TextDelta, TokenLogprobs, TokenText, TokenizerText, TopLogprob,
+    StreamOptions, StreamParser, StreamProcessor, TextDelta, TokenLogprobs, TokenText,
+    TokenizerText, TopLogprob,
 };
 pub use tokenizer::{IncrementalDecoder, Tokenizer};

@@ -462,9 +462,14 @@ mod tests {
 
     #[test]
     fn data_urls_spell_jpeg_one_way() {
-        assert_eq!(ImageMediaType::Jpg.data_url("QQ=="), "data:image/jpeg;base64,QQ==");
+        assert_eq!(
+            ImageMediaType::Jpg.data_url("QQ=="),
+            "data:image/jpeg;base64,QQ=="
+        );
         assert_eq!(ImageMediaType::Webp.data_url(""), "data:image/webp;base64,");
         let err = "image/bmp".parse::<ImageMediaType>().unwrap_err();
-        assert!(err.to_string().starts_with("unknown media type \"image/bmp\"; expected"));
+        assert!(err
+            .to_string()
+            .starts_with("unknown media type \"image/bmp\"; expected"));
     }
 }

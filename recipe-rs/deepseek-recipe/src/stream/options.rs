@@ -2,6 +2,7 @@
 //! seed, timestamps, signature, parsing, usage seed, decoding), read by name from JSON.
 
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use super::accumulator::Accumulator;
 use super::config::{GeneratorConfig, StreamIdentity};
@@ -52,11 +53,13 @@ impl Default for StreamOptions {
 }
 
 impl StreamOptions {
-    /// Reads options from a JSON object; an unknown key or a value of the wrong type is an
-    /// [`Error::Parse`] naming it.
+    /// Reads options from a JSON object (never a positional array); an unknown key or a value
+    /// of the wrong type is an [`Error::Parse`] naming it.
     pub fn from_json(json: &str) -> Result<Self> {
-        serde_json::from_str(json)
-            .map_err(|err| Error::Parse(format!("invalid stream options: {err}")))
+        let invalid =
+            |err: serde_json::Error| Error::Parse(format!("invalid stream options: {err}"));
+        let fields: Map<String, Value> = serde_json::from_str(json).map_err(invalid)?;
+        Self::deserialize(Value::Object(fields)).map_err(invalid)
     }
 }
 
@@ -122,7 +125,13 @@ mod tests {
     #[test]
     fn unknown_keys_and_wrong_values_are_refused() {
         let err = StreamOptions::from_json(r#"{"sead": 3}"#).unwrap_err();
-        assert!(err.to_string().starts_with("invalid stream options: unknown field `sead`"));
+        assert!(err
+            .to_string()
+            .starts_with("invalid stream options: unknown field `sead`"));
+        let err = StreamOptions::from_json("[7]").unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("invalid type: sequence, expected a map"));
         let err = StreamOptions::from_json(r#"{"seed": -1}"#).unwrap_err();
         assert!(err
             .to_string()
@@ -130,48 +139,77 @@ mod tests {
         assert!(matches!(err, Error::Parse(_)));
     }
 
+    const CHAT: &str = r#"{"model": "DeepSeek-V4-Pro", "thinking": {"type": "disabled"},
+        "messages": [{"role": "user", "content": "q"}]}"#;
+    const MESSAGES: &str = r#"{"model": "DeepSeek-V4-Pro", "max_tokens": 8,
+        "thinking": {"type": "disabled"}, "messages": [{"role": "user", "content": "q"}]}"#;
+
+    /// The stream of `body` set up by `options`.
+    fn stream(protocol: Protocol, body: &str, options: StreamOptions) -> SseStream {
+        let request = converted(protocol, body);
+        SseStream::for_request(&request, "id-1".into(), "m".into(), None, options)
+    }
+
+    /// The complete response after `text` and the end of the stream.
+    fn response(mut stream: SseStream, text: &str) -> String {
+        let mut out = Vec::new();
+        stream.push_text(text, 1, &mut out).unwrap();
+        stream.finish(&mut out).unwrap();
+        stream.accumulator().to_json()
+    }
+
     #[test]
-    fn the_options_reach_the_stream() {
-        let body = r#"{"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "q"}]}"#;
+    fn identity_and_clock_reach_the_chunks() {
         let options = StreamOptions {
             created: Some(7),
-            prompt_usage: Some(PromptUsage {
-                prompt_tokens: 11,
-                prompt_cache_hit_tokens: 2,
-            }),
-            bundled_tokenizer: false,
             ..StreamOptions::default()
         };
-        let request = converted(Protocol::ChatCompletions, body);
-        let mut stream = SseStream::for_request(&request, "id-1".into(), "m".into(), None, options);
-        let mut out = Vec::new();
-        assert!(stream.push_tokens(&[1], None, &mut out).is_err(), "no tokenizer");
-        stream.push_text("hi", 1, &mut out).unwrap();
-        stream.finish(&mut out).unwrap();
-        let response = stream.accumulator().to_json();
+        let response = response(stream(Protocol::ChatCompletions, CHAT, options), "hi");
         assert!(response.contains(r#""created":7"#), "{response}");
-        assert!(response.contains(r#""prompt_tokens":11"#), "{response}");
         assert!(response.contains(r#""id":"id-1""#), "{response}");
     }
 
     #[test]
+    fn without_the_bundled_tokenizer_only_text_is_read() {
+        let mut out = Vec::new();
+        let mut bundled = stream(Protocol::ChatCompletions, CHAT, StreamOptions::default());
+        assert!(bundled.push_tokens(&[1], None, &mut out).is_ok());
+        let options = StreamOptions {
+            bundled_tokenizer: false,
+            ..StreamOptions::default()
+        };
+        let mut textual = stream(Protocol::ChatCompletions, CHAT, options);
+        assert!(textual.push_tokens(&[1], None, &mut out).is_err());
+    }
+
+    #[test]
+    fn prompt_usage_seeds_the_response() {
+        let options = StreamOptions {
+            prompt_usage: Some(PromptUsage {
+                prompt_tokens: 11,
+                prompt_cache_hit_tokens: 2,
+            }),
+            ..StreamOptions::default()
+        };
+        let stream = stream(Protocol::Messages, MESSAGES, options);
+        let response = stream.accumulator().to_json();
+        assert!(response.contains(r#""input_tokens":9"#), "{response}");
+        assert!(
+            response.contains(r#""cache_read_input_tokens":2"#),
+            "{response}"
+        );
+    }
+
+    #[test]
     fn thinking_mode_replaces_the_messages_requests() {
-        let body = r#"{"model": "DeepSeek-V4-Pro", "max_tokens": 8,
-            "messages": [{"role": "user", "content": "q"}]}"#;
-        let request = converted(Protocol::Messages, body);
-        let response = |thinking_mode| {
+        let with = |thinking_mode| {
             let options = StreamOptions {
                 thinking_mode,
                 ..StreamOptions::default()
             };
-            let mut stream =
-                SseStream::for_request(&request, "msg_1".into(), "m".into(), None, options);
-            let mut out = Vec::new();
-            stream.push_text("a", 1, &mut out).unwrap();
-            stream.finish(&mut out).unwrap();
-            stream.accumulator().to_json()
+            response(stream(Protocol::Messages, MESSAGES, options), "a")
         };
-        assert!(!response(None).contains(r#""type":"thinking""#));
-        assert!(response(Some(true)).contains(r#""type":"thinking""#));
+        assert!(!with(None).contains(r#""type":"thinking""#));
+        assert!(with(Some(true)).contains(r#""type":"thinking""#));
     }
 }
