@@ -69,7 +69,9 @@ def test_processor_settings_out_of_range_are_request_parse_errors(
 ) -> None:
     # The settings cross the binding as JSON: the core's reader names the field's type.
     value: object = (number, 0) if argument == "prompt_usage" else number
-    with pytest.raises(RequestParseError, match="invalid stream options: .*, expected u64") as info:
+    with pytest.raises(
+        RequestParseError, match=r"invalid stream options: .*, expected u64"
+    ) as info:
         _processor(**{argument: value})
     if number < 0:
         assert "invalid value: integer `-1`" in str(info.value)
