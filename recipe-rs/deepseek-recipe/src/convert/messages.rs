@@ -611,7 +611,10 @@ fn image_source(source: &MessagesImageSource, path: &str) -> Result<ImageSource,
                 return Err(error("base64 decode error".to_owned()));
             }
             let data = canonical_padding(data);
-            (ImageSourceKind::DataUrl, media_type.data_url(&data))
+            (
+                ImageSourceKind::DataUrl,
+                format!("data:{};base64,{data}", media_type.mime()),
+            )
         }
         MessagesImageSource::Url { url } => {
             let is_http = url
