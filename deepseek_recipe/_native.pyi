@@ -1,21 +1,32 @@
 """Type stubs for the native extension module."""
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import final
+from typing import Any, final
 
 from typing_extensions import Self
 
 __version__: str
 
 __all__ = [
+    "INVALID_JSON_PREFIX",
+    "ConstraintError",
+    "ConversionError",
     "ConvertedRequest",
+    "EncodeError",
+    "ImageError",
     "ImageFetcher",
     "ImageQuota",
     "ImageResolver",
     "IncrementalDecoder",
+    "RecipeError",
+    "RequestParseError",
     "StreamProcessor",
     "Tokenizer",
+    "TokenizerError",
     "__version__",
+    "base64_image_data_url",
+    "check_image_detail",
+    "check_image_source",
     "convert",
     "image_token_count",
     "infer_protocol",
@@ -24,6 +35,30 @@ __all__ = [
     "responses_echo",
     "responses_namespace_tool_map",
 ]
+
+INVALID_JSON_PREFIX: str
+
+class RecipeError(ValueError): ...
+class TokenizerError(RecipeError): ...
+
+class RequestParseError(RecipeError):
+    @property
+    def is_invalid_json(self) -> bool: ...
+
+class ConversionError(RecipeError):
+    status_code: int
+    body: dict[str, Any]
+    def __init__(self, message: str, status_code: int, body: str | dict[str, Any]) -> None: ...
+    def __reduce__(self) -> tuple[type[ConversionError], tuple[str, int, dict[str, Any]]]: ...
+
+class EncodeError(RecipeError): ...
+class ConstraintError(RecipeError): ...
+
+class ImageError(RecipeError):
+    kind: str
+    retryable: bool
+    def __init__(self, message: str, kind: str, retryable: bool = False) -> None: ...
+    def __reduce__(self) -> tuple[type[ImageError], tuple[str, str, bool]]: ...
 
 @final
 class Tokenizer:
@@ -102,13 +137,7 @@ class StreamProcessor:
         response_id: str,
         model: str,
         tokenizer: Tokenizer | None = None,
-        seed: int | None = None,
-        created: int | None = None,
-        signature: str | None = None,
-        parsing_options_json: str | None = None,
-        prompt_usage: tuple[int, int] | None = None,
-        thinking_mode: bool | None = None,
-        use_tokenizer: bool = True,
+        options_json: str | None = None,
     ) -> Self: ...
     def push(self, chunk_json: str) -> list[tuple[str | None, str]]: ...
     def push_sse(self, chunk_json: str) -> bytes: ...
@@ -176,3 +205,6 @@ def preprocess(
 ) -> tuple[bytes, int, int, str, str, int]: ...
 def image_token_count(width: int, height: int) -> int: ...
 def request_image_sources(converted: ConvertedRequest) -> list[tuple[str, str, str, str]]: ...
+def check_image_detail(detail: str) -> None: ...
+def check_image_source(kind: str, payload: str | bytes, detail: str) -> None: ...
+def base64_image_data_url(data: str, media_type: str) -> str: ...

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from deepseek_recipe import _native
 
@@ -65,19 +65,10 @@ ImageFormat = Literal["png", "jpeg", "gif", "webp"]
 DestinationFilter = Callable[[str, str], bool]
 """A check of `(URL host, resolved IP address)`; anything but `True` rejects the address."""
 
-_DETAILS: tuple[str, ...] = get_args(ImageDetail)
-
 
 def _set_fields_json(options: PreprocessOptions | ResolverLimits | ResolveBudget) -> str:
     """The fields of `options` that are set, as a JSON object."""
     return json.dumps({k: v for k, v in asdict(options).items() if v is not None})
-
-
-def _check_detail(detail: str) -> None:
-    if detail not in _DETAILS:
-        raise ValueError(
-            f'invalid detail "{detail}"; expected "low", "high", "original", or "auto"'
-        )
 
 
 @dataclass(frozen=True)
@@ -94,13 +85,9 @@ class ImageSource:
     path: str = ""
 
     def __post_init__(self) -> None:
-        _check_detail(self.detail)
-        wants_bytes = self.kind == "bytes"
-        if self.kind not in get_args(ImageSourceKind):
-            raise ValueError(f'unknown image source kind "{self.kind}"')
-        if wants_bytes != isinstance(self.data, bytes):
-            expected = "bytes" if wants_bytes else "str"
-            raise TypeError(f"a {self.kind} image source needs {expected} data")
+        """Checks the source as the resolver reads it: `ValueError` for an unknown kind or
+        detail, `TypeError` for data of the wrong type (`bytes` for `bytes`, `str` otherwise)."""
+        _native.check_image_source(self.kind, self.data, self.detail)
 
     @classmethod
     def from_data_url(cls, url: str, detail: ImageDetail = "high", path: str = "") -> ImageSource:
@@ -124,9 +111,9 @@ class ImageSource:
         cls, data: str, media_type: str, detail: ImageDetail = "high", path: str = ""
     ) -> ImageSource:
         """Base64 data with its media type, as an Anthropic `{"type": "base64"}` source sends
-        it: kept as the data URL the official converter builds (`image/jpg` → `image/jpeg`)."""
-        mime = "image/jpeg" if media_type == "image/jpg" else media_type
-        return cls("data_url", f"data:{mime};base64,{data}", detail, path)
+        it: kept as the data URL the official converter builds (`image/jpg` → `image/jpeg`).
+        A media type the official API does not accept raises `ValueError`."""
+        return cls("data_url", _native.base64_image_data_url(data, media_type), detail, path)
 
     @classmethod
     def from_anthropic(cls, source: Mapping[str, Any], path: str = "") -> ImageSource:
@@ -160,8 +147,9 @@ class PreprocessOptions:
     """Long-side limit for `low` detail."""
 
     def __post_init__(self) -> None:
+        """Checks `detail` as the core reads it (`ValueError` naming the known ones)."""
         if self.detail is not None:
-            _check_detail(self.detail)
+            _native.check_image_detail(self.detail)
 
     def to_json(self) -> str:
         """The options as the JSON object the core reads (unset options left out)."""

@@ -102,18 +102,24 @@ class StreamProcessor:
         self.response_id = (
             new_response_id(converted.protocol) if response_id is None else response_id
         )
+        options: dict[str, Any] = {
+            "seed": seed,
+            "created": created,
+            "signature": signature,
+            "parsing_options": None if parsing_options is None else dict(parsing_options),
+            "prompt_usage": None
+            if prompt_usage is None
+            else {"prompt_tokens": prompt_usage[0], "prompt_cache_hit_tokens": prompt_usage[1]},
+            "thinking_mode": thinking_mode,
+            "bundled_tokenizer": False if tokenizer is False else None,
+        }
+        set_options = {name: value for name, value in options.items() if value is not None}
         self._native = _native.StreamProcessor(
             converted.native,
             self.response_id,
             converted.request_model if model is None else model,
             tokenizer.native if isinstance(tokenizer, Tokenizer) else None,
-            seed,
-            created,
-            signature,
-            None if parsing_options is None else json.dumps(dict(parsing_options)),
-            prompt_usage,
-            thinking_mode,
-            tokenizer is not False,
+            json.dumps(set_options) if set_options else None,
         )
 
     @property

@@ -63,10 +63,18 @@ def test_inference_numbers_out_of_range_are_request_parse_errors() -> None:
 
 
 @pytest.mark.parametrize("argument", ["seed", "created", "prompt_usage"])
-def test_processor_settings_out_of_range_are_value_errors(argument: str) -> None:
-    value: object = (-1, 0) if argument == "prompt_usage" else -1
-    with pytest.raises(ValueError, match="integer out of range: -1"):
+@pytest.mark.parametrize("number", [-1, 2**64])
+def test_processor_settings_out_of_range_are_request_parse_errors(
+    argument: str, number: int
+) -> None:
+    # The settings cross the binding as JSON: the core's reader names the field's type.
+    value: object = (number, 0) if argument == "prompt_usage" else number
+    with pytest.raises(
+        RequestParseError, match=r"invalid stream options: .*, expected u64"
+    ) as info:
         _processor(**{argument: value})
+    if number < 0:
+        assert "invalid value: integer `-1`" in str(info.value)
 
 
 def test_usage_counters_saturate() -> None:

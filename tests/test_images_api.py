@@ -140,10 +140,30 @@ def test_image_error_pickles() -> None:
 
 
 def test_invalid_detail_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match='invalid detail "HIGH"'):
+    # The core's names of the details, checked when the options or the source are built.
+    expected = '; expected "low", "high", "original" or "auto"'
+    with pytest.raises(ValueError, match='unknown detail "HIGH"' + expected):
         PreprocessOptions(detail="HIGH")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match='invalid detail "x"'):
+    with pytest.raises(ValueError, match='unknown detail "x"'):
         ImageSource.from_url("http://8.8.8.8/a.png", detail="x")  # type: ignore[arg-type]
+
+
+def test_sources_are_checked_as_the_resolver_reads_them() -> None:
+    with pytest.raises(ValueError, match='unknown image source kind "file"'):
+        ImageSource("file", "f")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        ImageSource("url", b"http://8.8.8.8/a.png")
+    with pytest.raises(TypeError):
+        ImageSource("bytes", "not bytes")
+
+
+def test_base64_sources_take_the_official_media_types() -> None:
+    assert ImageSource.from_base64("QQ==", "image/jpg").data == "data:image/jpeg;base64,QQ=="
+    assert ImageSource.from_base64("QQ==", "image/webp").data == "data:image/webp;base64,QQ=="
+    with pytest.raises(ValueError, match='unknown media type "image/bmp"'):
+        ImageSource.from_base64("QQ==", "image/bmp")
+    with pytest.raises(ValueError, match='unknown media type "image/JPEG"'):
+        ImageSource.from_anthropic({"type": "base64", "media_type": "image/JPEG", "data": "QQ=="})
 
 
 def test_token_counts_follow_the_specification() -> None:

@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from deepseek_recipe import ConversionOptions, RecipeError, Tokenizer, convert
+from deepseek_recipe import (
+    ConversionOptions,
+    RecipeError,
+    RequestParseError,
+    Tokenizer,
+    _native,  # pyright: ignore[reportPrivateUsage]
+    convert,
+)
 from deepseek_recipe.models import ChatCompletion, ChatCompletionChunk, Message
 from deepseek_recipe.stream import StreamProcessor, accumulate, stream_sse
 
@@ -103,3 +110,49 @@ def test_the_parser_matches_overridden_special_token_spellings():
     message = response.choices[0].message
     assert message.reasoning_content == "Think</think>x"
     assert message.content == "Hello"
+
+
+def test_native_stream_options_are_read_by_name() -> None:
+    converted = convert(CHAT)
+    native = _native.StreamProcessor(
+        converted.native, "chatcmpl-x", "m", None, '{"created": 5, "bundled_tokenizer": false}'
+    )
+    native.push_text_sse("hi", 1)
+    native.finish_sse()
+    assert '"created":5' in native.response_json()
+    textual = _native.StreamProcessor(
+        converted.native, "chatcmpl-x", "m", None, '{"bundled_tokenizer": false}'
+    )
+    with pytest.raises(RecipeError, match="tokenizer"):
+        textual.push_tokens_sse([1])
+    for options, message in [
+        ('{"sead": 1}', "unknown field `sead`"),
+        ('{"thinking_mode": 1}', "invalid type: integer `1`, expected a boolean"),
+        ('{"parsing_options": {}}', "missing field `parse_tool_calls`"),
+        ("[1, 2]", "invalid type: sequence, expected a map"),
+    ]:
+        with pytest.raises(RequestParseError, match=f"invalid stream options: .*{message}"):
+            _native.StreamProcessor(converted.native, "chatcmpl-x", "m", None, options)
+
+
+def test_processor_keywords_reach_the_stream() -> None:
+    converted = convert({**CHAT, "thinking": {"type": "disabled"}})
+    processor = StreamProcessor(
+        converted,
+        response_id="chatcmpl-k",
+        model="named",
+        created=9,
+        parsing_options={**converted.parsing_options, "stop_sequences": ["X"]},
+        tokenizer=False,
+    )
+    processor.push_text("aXb")
+    assert processor.finished
+    response = json.loads(processor.response_json())
+    assert (response["id"], response["model"], response["created"]) == ("chatcmpl-k", "named", 9)
+    assert response["choices"][0]["message"]["content"] == "a"
+
+
+def test_prompt_usage_seeds_the_response_until_the_ready_chunk() -> None:
+    processor = StreamProcessor(convert(MESSAGES, protocol="messages"), prompt_usage=(12, 4))
+    usage = json.loads(processor.response_json())["usage"]
+    assert (usage["input_tokens"], usage["cache_read_input_tokens"]) == (8, 4)

@@ -8,16 +8,18 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use deepseek_recipe::conversation::ImageDetail;
 use deepseek_recipe::image::{
     image_tokens, preprocess as preprocess_image, DestinationPolicy, HttpFetcher, ImageData,
     ImageError, ImageErrorKind, ImageFetcher, ImageInput, ImageQuota, ImageResolver, IpRange,
     PreprocessOptions, PreprocessedImage, ResolveBudget, ResolvedImages, ResolverLimits,
     RetryPolicy,
 };
+use deepseek_recipe::protocol::messages::ImageMediaType;
 use deepseek_recipe::{Error, UnknownName};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes};
+use pyo3::types::{PyBool, PyBytes, PyString};
 
 use crate::errors::to_py_err;
 use crate::ints::Count;
@@ -252,13 +254,10 @@ impl PyImageResolver {
     ) -> PyResult<(Vec<ImageTuple>, u64)> {
         let inputs = sources
             .into_iter()
-            .map(|(kind, payload, detail_text, path)| {
-                Ok(ImageInput::new(image_data(&kind, &payload)?)
-                    .with_detail(
-                        detail_text
-                            .parse()
-                            .map_err(|err: UnknownName| PyValueError::new_err(err.to_string()))?,
-                    )
+            .map(|(kind, payload, detail, path)| {
+                let data = Payload::of(&kind, &payload)?.data()?;
+                Ok(ImageInput::new(data)
+                    .with_detail(image_detail(&detail)?)
                     .with_path(path))
             })
             .collect::<PyResult<Vec<_>>>()?;
@@ -289,18 +288,68 @@ impl PyImageResolver {
     }
 }
 
-/// The bytes or location of a source from its kind and payload.
-fn image_data(kind: &str, payload: &Bound<'_, PyAny>) -> PyResult<ImageData> {
-    match kind {
-        "bytes" => Ok(ImageData::Bytes(
-            payload.cast::<PyBytes>()?.as_bytes().to_vec(),
-        )),
-        "data_url" => Ok(ImageData::DataUrl(payload.extract()?)),
-        "url" => Ok(ImageData::Url(payload.extract()?)),
-        other => Err(PyValueError::new_err(format!(
-            "unknown image source kind \"{other}\"; expected \"data_url\", \"url\" or \"bytes\""
-        ))),
+/// A source's payload, borrowed from Python, by the source's kind.
+enum Payload<'a, 'py> {
+    /// `bytes`: the encoded image.
+    Bytes(&'a Bound<'py, PyBytes>),
+    /// `data_url`: a `data:` URL.
+    DataUrl(&'a Bound<'py, PyString>),
+    /// `url`: an http(s) URL.
+    Url(&'a Bound<'py, PyString>),
+}
+
+impl<'a, 'py> Payload<'a, 'py> {
+    /// The payload of a source of `kind`: `ValueError` for an unknown kind, `TypeError` for a
+    /// payload of the wrong type (`bytes` for `bytes`, `str` for the URLs).
+    fn of(kind: &str, payload: &'a Bound<'py, PyAny>) -> PyResult<Self> {
+        match kind {
+            "bytes" => Ok(Self::Bytes(payload.cast()?)),
+            "data_url" => Ok(Self::DataUrl(payload.cast()?)),
+            "url" => Ok(Self::Url(payload.cast()?)),
+            other => Err(PyValueError::new_err(format!(
+                "unknown image source kind \"{other}\"; expected \"data_url\", \"url\" or \"bytes\""
+            ))),
+        }
     }
+
+    /// The bytes or location the resolver reads.
+    fn data(&self) -> PyResult<ImageData> {
+        Ok(match self {
+            Self::Bytes(bytes) => ImageData::Bytes(bytes.as_bytes().to_vec()),
+            Self::DataUrl(url) => ImageData::DataUrl(url.to_str()?.to_owned()),
+            Self::Url(url) => ImageData::Url(url.to_str()?.to_owned()),
+        })
+    }
+}
+
+/// The core's image detail named `name` (`ValueError` naming the known ones otherwise).
+fn image_detail(name: &str) -> PyResult<ImageDetail> {
+    name.parse()
+        .map_err(|err: UnknownName| PyValueError::new_err(err.to_string()))
+}
+
+/// Checks an image detail name as the resolver reads it.
+#[pyfunction]
+fn check_image_detail(detail: &str) -> PyResult<()> {
+    image_detail(detail).map(drop)
+}
+
+/// Checks a `(kind, payload, detail)` source as the resolver reads it, without copying the
+/// payload.
+#[pyfunction]
+fn check_image_source(kind: &str, payload: &Bound<'_, PyAny>, detail: &str) -> PyResult<()> {
+    Payload::of(kind, payload)?;
+    image_detail(detail).map(drop)
+}
+
+/// The data URL the official converter makes of an Anthropic base64 source (`ValueError` for
+/// a media type the official API does not accept).
+#[pyfunction]
+fn base64_image_data_url(data: &str, media_type: &str) -> PyResult<String> {
+    let media_type: ImageMediaType = media_type
+        .parse()
+        .map_err(|err: UnknownName| PyValueError::new_err(err.to_string()))?;
+    Ok(media_type.data_url(data))
 }
 
 /// The image sources of a converted request's rendered prompt, in prompt order:
@@ -337,5 +386,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preprocess, m)?)?;
     m.add_function(wrap_pyfunction!(image_token_count, m)?)?;
     m.add_function(wrap_pyfunction!(request_image_sources, m)?)?;
+    m.add_function(wrap_pyfunction!(check_image_detail, m)?)?;
+    m.add_function(wrap_pyfunction!(check_image_source, m)?)?;
+    m.add_function(wrap_pyfunction!(base64_image_data_url, m)?)?;
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! The `deepseek_recipe._native` extension module: argument conversion and error mapping only.
+//! The `deepseek_recipe._native` extension module: argument conversion, the exception classes
+//! and the error mapping only.
 
 use pyo3::prelude::*;
 
@@ -21,6 +22,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
     tokenizer::register(m)?;
     requests::register(m)?;
     stream::register(m)?;

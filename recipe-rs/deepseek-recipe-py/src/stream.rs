@@ -2,11 +2,9 @@
 
 use std::sync::Mutex;
 
-use deepseek_recipe::unstable::unix_now;
 use deepseek_recipe::{
-    sse_done_data, Accumulator, Chunk, Error, GeneratorConfig, IdSource, InferenceChunk,
-    InferenceFinishReason, ParsingOptions, PromptUsage, ResponseContext, SseStream, StreamIdentity,
-    StreamProcessor, TokenLogprobs, TokenizerText, UnknownName,
+    sse_done_data, Chunk, Error, InferenceChunk, InferenceFinishReason, SseStream, StreamOptions,
+    TokenLogprobs, UnknownName,
 };
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -14,7 +12,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::errors::to_py_err;
 use crate::ids_in::{append_items, id_of};
-use crate::ints::{ChunkNumber, Count};
+use crate::ints::ChunkNumber;
 use crate::requests::PyConvertedRequest;
 use crate::tokenizer::PyTokenizer;
 
@@ -157,64 +155,27 @@ impl TokenPieces {
 
 #[pymethods]
 impl PyStreamProcessor {
-    /// A processor for `converted`, answering as response `response_id` of `model`.
-    ///
-    /// `parsing_options_json` replaces the converted parsing options; `prompt_usage` seeds the
-    /// accumulated response's usage until the ready chunk reports it; `thinking_mode` sets the
-    /// Messages generator's thinking mode (the reference harness's direct generator). Without
-    /// `tokenizer` the bundled V4 one decodes token input, unless `use_tokenizer` is false (then
-    /// only text input works and reasoning tokens are not counted).
+    /// A processor for `converted`, answering as response `response_id` of `model`, set up by
+    /// `options_json` (the core's `StreamOptions` as a JSON object: an absent key keeps its
+    /// default, an unknown key is an error). `tokenizer` decodes token input.
     #[new]
-    #[pyo3(signature = (
-        converted, response_id, model, tokenizer=None, seed=None, created=None, signature=None,
-        parsing_options_json=None, prompt_usage=None, thinking_mode=None, use_tokenizer=true,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (converted, response_id, model, tokenizer=None, options_json=None))]
     fn new(
         converted: &PyConvertedRequest,
         response_id: String,
         model: String,
         tokenizer: Option<&PyTokenizer>,
-        seed: Option<Count<u64>>,
-        created: Option<Count<u64>>,
-        signature: Option<String>,
-        parsing_options_json: Option<&str>,
-        prompt_usage: Option<(Count<u64>, Count<u64>)>,
-        thinking_mode: Option<bool>,
-        use_tokenizer: bool,
+        options_json: Option<&str>,
     ) -> PyResult<Self> {
-        let (seed, created) = (seed.map(|seed| seed.0), created.map(|created| created.0));
-        let identity = StreamIdentity {
-            id: response_id,
-            model,
-            created,
-            signature,
-        };
-        let mut config = GeneratorConfig::for_request(&converted.inner, identity);
-        if let (ResponseContext::Messages, Some(thinking_mode)) = (&config.context, thinking_mode) {
-            config.thinking_mode = thinking_mode;
-        }
-        let options = match parsing_options_json {
-            Some(json) => serde_json::from_str::<ParsingOptions>(json).map_err(|err| {
-                to_py_err(Error::Parse(format!("invalid parsing options: {err}")))
-            })?,
-            None => converted.inner.parsing_options.clone(),
-        };
-        let tokenizer = match tokenizer {
-            Some(tokenizer) => Some(tokenizer.token_text()),
-            None => use_tokenizer.then(TokenizerText::deepseek_v4),
-        };
-        let ids = seed.map_or_else(IdSource::random, IdSource::seeded);
-        let prompt = prompt_usage.map_or_else(PromptUsage::default, |(tokens, hits)| PromptUsage {
-            prompt_tokens: tokens.0,
-            prompt_cache_hit_tokens: hits.0,
-        });
-        let accumulator =
-            Accumulator::for_config(&config, created.unwrap_or_else(unix_now), prompt);
-        let processor = StreamProcessor::with_id_source(config, options, tokenizer, ids);
+        let options = options_json
+            .map_or_else(|| Ok(StreamOptions::default()), StreamOptions::from_json)
+            .map_err(to_py_err)?;
+        let tokenizer = tokenizer.map(PyTokenizer::token_text);
+        let stream =
+            SseStream::for_request(&converted.inner, response_id, model, tokenizer, options);
         Ok(Self {
             state: Mutex::new(State {
-                stream: SseStream::new(processor, accumulator),
+                stream,
                 buffer: Vec::new(),
                 ids: Vec::new(),
             }),

@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How the message of an [`Error::Parse`] for a body that is not JSON at all starts (the
+/// reference's wording; too deep a nesting is one of them), as opposed to JSON of the wrong shape.
+pub const INVALID_JSON_PREFIX: &str = "invalid JSON request: ";
+
 /// Everything that can go wrong in the recipe, by kind.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

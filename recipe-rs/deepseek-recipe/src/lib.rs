@@ -16,8 +16,7 @@
 //!
 //! Everything a user needs is re-exported here. [`protocol`] (wire types), [`conversation`]
 //! (the protocol-neutral conversation) and [`image`] (V4.1 image input) are namespaces of
-//! types; [`unstable`] is what the Python binding, the benchmarks and the fuzz targets reach
-//! into, without a stability promise.
+//! types.
 
 pub mod conversation;
 pub mod image;
@@ -44,7 +43,7 @@ pub use converted::{
     ThinkingInitialStage,
 };
 pub use encoding::{encode, Encoding, PromptFormat, RenderedPrompt};
-pub use error::{ApiError, ApiErrorBody, Error, Result};
+pub use error::{ApiError, ApiErrorBody, Error, Result, INVALID_JSON_PREFIX};
 pub use markup::{DsmlTags, SpecialTokenOverrides, SpecialTokens};
 pub use names::UnknownName;
 pub use protocol::output::Chunk;
@@ -52,13 +51,7 @@ pub use stream::{
     sse_done_data, sse_frame, write_sse_event, Accumulator, ArgumentFragment, GeneratorConfig,
     IdSource, InferenceChunk, InferenceFinishReason, MessagesResponse, ParserEvent, Piece,
     PieceKind, PromptUsage, ResponsesResponse, SharedTokenText, SseStream, StreamIdentity,
-    StreamParser, StreamProcessor, TextDelta, TokenLogprobs, TokenText, TokenizerText, TopLogprob,
+    StreamOptions, StreamParser, StreamProcessor, TextDelta, TokenLogprobs, TokenText,
+    TokenizerText, TopLogprob,
 };
 pub use tokenizer::{IncrementalDecoder, Tokenizer};
-
-/// Internals the Python binding, the benchmarks and the fuzz targets use. No stability promise:
-/// anything here may change or go away in any release.
-#[doc(hidden)]
-pub mod unstable {
-    pub use crate::stream::unix_now;
-}

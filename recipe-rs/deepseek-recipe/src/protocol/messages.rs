@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::shared::{from_json, optional_f32, string_or_list, value_as};
 use super::{EffortParam, ThinkingType};
 use crate::error::Result;
+use crate::names::enum_names;
 
 /// A Messages request as the official API reads it.
 #[derive(Debug, Clone, Deserialize)]
@@ -273,6 +274,14 @@ pub enum ImageMediaType {
     Webp,
 }
 
+enum_names!(ImageMediaType, "media type", [
+    Jpeg => "image/jpeg",
+    Jpg => "image/jpg",
+    Png => "image/png",
+    Gif => "image/gif",
+    Webp => "image/webp",
+]);
+
 impl ImageMediaType {
     /// The canonical MIME spelling.
     pub fn mime(self) -> &'static str {
@@ -282,6 +291,12 @@ impl ImageMediaType {
             Self::Gif => "image/gif",
             Self::Webp => "image/webp",
         }
+    }
+
+    /// The data URL the official converter makes of base64 `data` of this type (`image/jpg`
+    /// written as `image/jpeg`).
+    pub fn data_url(self, data: &str) -> String {
+        format!("data:{};base64,{data}", self.mime())
     }
 }
 
@@ -430,4 +445,31 @@ pub enum MessagesToolChoice {
     },
     /// No tool calls.
     None {},
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_type_names_are_the_serde_names() {
+        for &media_type in ImageMediaType::ALL {
+            let read: ImageMediaType = serde_json::from_value(media_type.as_str().into()).unwrap();
+            assert_eq!(read, media_type);
+            assert_eq!(media_type.as_str().parse(), Ok(media_type));
+        }
+    }
+
+    #[test]
+    fn data_urls_spell_jpeg_one_way() {
+        assert_eq!(
+            ImageMediaType::Jpg.data_url("QQ=="),
+            "data:image/jpeg;base64,QQ=="
+        );
+        assert_eq!(ImageMediaType::Webp.data_url(""), "data:image/webp;base64,");
+        let err = "image/bmp".parse::<ImageMediaType>().unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("unknown media type \"image/bmp\"; expected"));
+    }
 }

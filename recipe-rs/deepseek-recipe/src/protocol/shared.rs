@@ -4,7 +4,7 @@ use serde::de::{DeserializeOwned, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, INVALID_JSON_PREFIX};
 
 /// Reads a request body with the errors of the two-stage read (see the module docs).
 ///
@@ -161,7 +161,7 @@ impl Visitor<'_> for F32 {
 
 /// The first stage of [`from_json`]: the body as JSON.
 pub(crate) fn json_from_text(body: &str) -> Result<Value> {
-    serde_json::from_str(body).map_err(|err| Error::Parse(format!("invalid JSON request: {err}")))
+    serde_json::from_str(body).map_err(|err| Error::Parse(format!("{INVALID_JSON_PREFIX}{err}")))
 }
 
 /// The second stage of [`from_json`]: the typed shape of a JSON body.

@@ -60,7 +60,7 @@ impl IdSource {
 }
 
 /// Current unix time in seconds.
-pub fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

@@ -15,6 +15,7 @@ mod generator;
 mod ids;
 mod inference;
 mod messages;
+mod options;
 mod parser;
 mod processor;
 mod responses;
@@ -24,11 +25,12 @@ mod token_text;
 pub use accumulator::Accumulator;
 pub use config::{GeneratorConfig, StreamIdentity};
 pub use decode::TokenText;
-pub use ids::{unix_now, IdSource};
+pub use ids::IdSource;
 pub use inference::{
     InferenceChunk, InferenceFinishReason, PromptUsage, TokenLogprobs, TopLogprob,
 };
 pub use messages::MessagesResponse;
+pub use options::StreamOptions;
 pub use parser::{ArgumentFragment, ParserEvent, Piece, PieceKind, StreamParser, TextDelta};
 pub use processor::StreamProcessor;
 pub use responses::ResponsesResponse;
