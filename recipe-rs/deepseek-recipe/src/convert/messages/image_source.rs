@@ -19,10 +19,7 @@ pub(super) fn image_source(
                 return Err(error("base64 decode error".to_owned()));
             }
             let data = canonical_padding(data);
-            (
-                ImageSourceKind::DataUrl,
-                format!("data:{};base64,{data}", media_type.mime()),
-            )
+            (ImageSourceKind::DataUrl, media_type.data_url(&data))
         }
         MessagesImageSource::Url { url } => {
             let is_http = url
