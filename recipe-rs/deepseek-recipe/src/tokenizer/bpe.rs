@@ -17,6 +17,8 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
+use super::int_table::IntTable;
+
 /// Words up to this many bytes are merged with the linear scan.
 const LINEAR_SCAN_MAX: usize = 64;
 /// Words up to this many bytes are remembered in the word cache.
@@ -51,7 +53,8 @@ impl Merge {
 #[derive(Debug)]
 pub(super) struct Bpe {
     byte_ids: [u32; 256],
-    merges: FxHashMap<u64, Merge>,
+    /// Packed merges ([`Merge::packed`]) by [`pair_key`].
+    merges: IntTable,
     /// Whether every merge ranks after every merge that makes one of its two tokens: then a
     /// merge never creates a pair that ranks before it, and long words merge by passes.
     ranks_follow_makers: bool,
@@ -67,7 +70,7 @@ const PACKED_WORD_MAX: usize = 7;
 /// [`PACKED_WORD_MAX`] bytes (most words) keyed by one integer, longer ones by a [`ShortWord`].
 #[derive(Debug, Default)]
 struct WholeTokens {
-    packed: FxHashMap<u64, u32>,
+    packed: IntTable,
     longer: FxHashMap<ShortWord, u32>,
 }
 
@@ -75,36 +78,61 @@ impl WholeTokens {
     /// The whole token spelled `word`, if any.
     #[inline]
     fn get(&self, word: &[u8]) -> Option<u32> {
-        if word.len() <= PACKED_WORD_MAX {
-            return self.packed.get(&packed_word(word)).copied();
+        if let Some(key) = packed_word(word) {
+            // Values are ids, which fit in u32.
+            return self.packed.get(key).map(|id| id as u32);
         }
         self.longer.get(&ShortWord::new(word)?).copied()
     }
 
-    /// Records `word` (at most [`SHORT_WORD_MAX`] bytes) as the whole token `id`.
-    fn insert(&mut self, word: &[u8], id: u32) {
-        if word.len() <= PACKED_WORD_MAX {
-            self.packed.insert(packed_word(word), id);
-        } else if let Some(key) = ShortWord::new(word) {
-            self.longer.insert(key, id);
+    /// The table of `tokens` (each word with its id); words over [`SHORT_WORD_MAX`] bytes are
+    /// left out.
+    fn new<'a>(tokens: impl IntoIterator<Item = (&'a [u8], u32)>) -> Self {
+        let mut packed = Vec::new();
+        let mut longer = FxHashMap::default();
+        for (word, id) in tokens {
+            if let Some(key) = packed_word(word) {
+                packed.push((key, u64::from(id)));
+            } else if let Some(key) = ShortWord::new(word) {
+                longer.insert(key, id);
+            }
+        }
+        Self {
+            packed: IntTable::new(packed),
+            longer,
         }
     }
 
     /// The ids of every whole token.
     #[cfg(test)]
     fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.packed.values().chain(self.longer.values()).copied()
+        let packed = self.packed.values().map(|id| id as u32);
+        packed.chain(self.longer.values().copied())
     }
 }
 
-/// A word of at most [`PACKED_WORD_MAX`] bytes as one integer: its bytes, then its length in the
-/// top byte.
+/// A word of at most [`PACKED_WORD_MAX`] bytes as one integer (little-endian bytes, its length in
+/// the top byte), or `None` for a longer word. Built from two overlapping loads, not a copy.
 #[inline]
-fn packed_word(word: &[u8]) -> u64 {
-    let mut bytes = [0u8; 8];
-    bytes[..word.len()].copy_from_slice(word);
-    bytes[7] = word.len() as u8;
-    u64::from_le_bytes(bytes)
+fn packed_word(word: &[u8]) -> Option<u64> {
+    let len = word.len();
+    let bytes = match len {
+        0 => 0,
+        1 => u64::from(word[0]),
+        2..=3 => {
+            let head = u16::from_le_bytes([word[0], word[1]]);
+            let tail = u16::from_le_bytes([word[len - 2], word[len - 1]]);
+            u64::from(head) | u64::from(tail) << (8 * (len - 2))
+        }
+        4..=PACKED_WORD_MAX => {
+            let head = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+            let tail =
+                u32::from_le_bytes([word[len - 4], word[len - 3], word[len - 2], word[len - 1]]);
+            u64::from(head) | u64::from(tail) << (8 * (len - 4))
+        }
+        _ => return None,
+    };
+    Some(bytes | (len as u64) << 56)
 }
 
 /// A word of at most [`SHORT_WORD_MAX`] bytes packed into integers: its bytes, zero-padded, and
@@ -184,10 +212,11 @@ impl Bpe {
     /// A model from the id of each byte's token and the merges `(left, right) -> merge`.
     pub(super) fn new(byte_ids: [u32; 256], merges: FxHashMap<(u32, u32), Merge>) -> Self {
         let ranks_follow_makers = ranks_follow_makers(&merges);
-        let merges = merges
-            .into_iter()
-            .map(|((left, right), merge)| (pair_key(left, right), merge))
-            .collect();
+        let merges = IntTable::new(
+            merges
+                .into_iter()
+                .map(|((left, right), merge)| (pair_key(left, right), merge.packed())),
+        );
         Self {
             byte_ids,
             merges,
@@ -202,7 +231,7 @@ impl Bpe {
     pub(super) fn with_whole_tokens(mut self, token_bytes: &[Box<[u8]>]) -> Self {
         let mut state = EncodeState::default();
         let mut ids = Vec::new();
-        let mut whole_tokens = WholeTokens::default();
+        let mut whole_tokens = Vec::new();
         for (id, bytes) in token_bytes.iter().enumerate() {
             if !(2..=SHORT_WORD_MAX).contains(&bytes.len()) {
                 continue;
@@ -211,21 +240,26 @@ impl Bpe {
             self.encode_word(bytes, &mut ids, &mut state);
             // Ids fit in u32: the vocabulary is indexed by u32 ids.
             if ids == [id as u32] {
-                whole_tokens.insert(bytes, id as u32);
+                whole_tokens.push((&bytes[..], id as u32));
             }
         }
-        self.whole_tokens = whole_tokens;
+        self.whole_tokens = WholeTokens::new(whole_tokens);
         self
     }
 
     #[inline]
     fn merge_of(&self, left: u32, right: u32) -> Option<Merge> {
-        self.merges.get(&pair_key(left, right)).copied()
+        let packed = self.merges.get(pair_key(left, right))?;
+        Some(Merge {
+            rank: (packed >> 32) as u32,
+            id: packed as u32,
+        })
     }
 
+    /// The packed merge ([`Merge::packed`]) of the pair, or `u64::MAX` when it has none.
     #[inline]
     fn packed_merge(&self, left: u32, right: u32) -> u64 {
-        self.merge_of(left, right).map_or(u64::MAX, Merge::packed)
+        self.merges.get(pair_key(left, right)).unwrap_or(u64::MAX)
     }
 
     /// Appends the ids of one pre-tokenized piece to `out`, through the call's word cache.
@@ -612,17 +646,36 @@ mod tests {
             b"abcdefghijklmno",
             b"abcdefghijklmno\0",
         ];
-        let mut table = WholeTokens::default();
-        for (id, word) in words.iter().enumerate() {
-            table.insert(word, id as u32);
-        }
+        let too_long: &[u8] = b"abcdefghijklmnopq";
+        let table = WholeTokens::new(
+            words
+                .iter()
+                .enumerate()
+                .map(|(id, &word)| (word, id as u32))
+                .chain([(too_long, 99)]),
+        );
         for (id, word) in words.iter().enumerate() {
             assert_eq!(table.get(word), Some(id as u32), "{word:?}");
         }
         assert_eq!(table.get(b"a"), None);
-        assert_eq!(table.get(b"abcdefghijklmnopq"), None);
-        table.insert(b"abcdefghijklmnopq", 99);
+        assert_eq!(table.get(too_long), None);
         assert_eq!(table.ids().count(), words.len());
+    }
+
+    #[test]
+    fn packed_words_are_their_bytes_and_length() {
+        let bytes = [0xF0, 0x9F, 0x98, 0x80, b'a', 0, 0xFF, b'z'];
+        for start in 0..bytes.len() {
+            for end in start..=bytes.len() {
+                let word = &bytes[start..end];
+                let mut expected = [0u8; 8];
+                expected[..word.len()].copy_from_slice(word);
+                expected[7] = word.len() as u8;
+                let expected =
+                    (word.len() <= PACKED_WORD_MAX).then(|| u64::from_le_bytes(expected));
+                assert_eq!(packed_word(word), expected, "{word:?}");
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod char_kind;
 mod chars;
 mod decode;
 mod extend;
+mod int_table;
 mod load;
 mod parallel;
 mod pretokenize;
