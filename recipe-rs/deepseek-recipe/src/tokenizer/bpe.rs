@@ -27,6 +27,8 @@ const CACHED_WORD_MAX: usize = 128;
 const CACHE_CAPACITY: usize = 1 << 15;
 /// Words up to this many bytes can be whole tokens (the size of a [`ShortWord`]).
 const SHORT_WORD_MAX: usize = 16;
+/// Merge buffers longer than this many symbols are freed between calls.
+const KEPT_BUFFER_SYMBOLS: usize = 1 << 16;
 /// Long words merge by passes until the passes have read this many symbols per byte of the word.
 const PASS_WORK_PER_BYTE: usize = 4;
 /// Marks a removed heap-path symbol or a missing neighbour.
@@ -195,6 +197,26 @@ impl EncodeState {
             self.cache.clear();
             self.cached_ids.clear();
         }
+    }
+
+    /// Frees the merge buffers when a long word grew them past [`KEPT_BUFFER_SYMBOLS`] symbols (a
+    /// text that is one word of megabytes would otherwise leave tens of megabytes behind); the
+    /// word cache stays.
+    pub(super) fn release_long_word_buffers(&mut self) {
+        if self.symbols.capacity() > KEPT_BUFFER_SYMBOLS {
+            self.symbols = Vec::new();
+            self.ranks = Vec::new();
+        }
+        if self.nodes.capacity() > KEPT_BUFFER_SYMBOLS {
+            self.nodes = Vec::new();
+            self.heap = BinaryHeap::new();
+        }
+    }
+
+    /// The number of words in the word cache.
+    #[cfg(test)]
+    pub(super) fn cached_words(&self) -> usize {
+        self.cache.len()
     }
 
     /// Remembers that `word` merges into `ids`, emptying a full cache first.

@@ -17,6 +17,7 @@ mod int_table;
 mod load;
 mod parallel;
 mod pretokenize;
+mod state_pool;
 mod thread_state;
 mod unicode_tables;
 
@@ -33,6 +34,7 @@ use crate::markup::SpecialTokens;
 use added::AddedTokens;
 pub(crate) use added::Segment;
 use bpe::{Bpe, EncodeState};
+use state_pool::StatePool;
 
 /// The bundled DeepSeek V4 `tokenizer.json`.
 const DEEPSEEK_V4_JSON: &[u8] = include_bytes!("../../data/deepseek-v4/tokenizer.json");
@@ -69,6 +71,8 @@ struct Inner {
     added_spellings: Vec<Box<str>>,
     /// [`Tokenizer::prompt_special_id`] of every added token that has one, made on first use.
     prompt_special_ids: OnceLock<FxHashMap<Box<str>, u32>>,
+    /// The encode states of parallel calls' workers, kept between calls.
+    worker_states: StatePool,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -97,6 +101,7 @@ impl Tokenizer {
                 ids: parts.ids,
                 added_spellings: parts.added_spellings,
                 prompt_special_ids: OnceLock::new(),
+                worker_states: StatePool::default(),
             }),
             threads: 1,
         })
@@ -191,6 +196,14 @@ impl Tokenizer {
     /// added tokens written in the text are recognised, exactly as the reference's
     /// `encode(text, add_special_tokens=False)` does.
     pub fn encode(&self, text: &str, allow_special: bool) -> Vec<u32> {
+        concat(self.encode_parts(text, allow_special))
+    }
+
+    /// The ids of `text` (as [`encode`](Self::encode) gives them) in consecutive parts whose
+    /// concatenation is the ids: one part unless the text was cut for parallel encoding, then one
+    /// per cut part. A host that copies the ids anyway (into another language's array) saves
+    /// [`encode`](Self::encode)'s copy of every id into one vector, made on the calling thread.
+    pub fn encode_parts(&self, text: &str, allow_special: bool) -> Vec<Vec<u32>> {
         if self.parallel_parts(text.len()) > 1 {
             let mut segments = Vec::new();
             if allow_special {
@@ -200,11 +213,11 @@ impl Tokenizer {
             } else {
                 segments.push(Segment::Text(text));
             }
-            return self.encode_segments(&segments);
+            return self.encode_segment_parts(&segments);
         }
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.with_state(|state| self.encode_into(text, allow_special, &mut out, state));
-        out
+        vec![out]
     }
 
     /// `job` with this thread's encode state for this tokenizer (its word cache kept across
@@ -249,7 +262,7 @@ impl Tokenizer {
             texts,
             self.threads,
             |text| text.as_ref().len(),
-            EncodeState::default,
+            || self.inner.worker_states.lease(),
             |state, text| {
                 let text = text.as_ref();
                 state.forget_words_over(BATCH_CACHE_WORDS);
@@ -277,7 +290,7 @@ impl Tokenizer {
             texts,
             self.threads,
             |text| text.as_ref().len(),
-            || (EncodeState::default(), Vec::new()),
+            || (self.inner.worker_states.lease(), Vec::new()),
             |(state, out), text| {
                 state.forget_words_over(BATCH_CACHE_WORDS);
                 out.clear();
@@ -307,29 +320,31 @@ impl Tokenizer {
     /// The ids of `segments` in order: each text is plain (added tokens not recognised), each
     /// token its id. Long inputs are encoded in parallel when [`threads`](Self::threads) allows.
     pub(crate) fn encode_segments(&self, segments: &[Segment<'_>]) -> Vec<u32> {
+        concat(self.encode_segment_parts(segments))
+    }
+
+    /// The ids of `segments` (as [`encode_segments`](Self::encode_segments) gives them) in
+    /// consecutive parts, as [`encode_parts`](Self::encode_parts) does.
+    fn encode_segment_parts(&self, segments: &[Segment<'_>]) -> Vec<Vec<u32>> {
         let text_bytes = parallel::text_len(segments);
-        let mut out = Vec::with_capacity(text_bytes / 3 + segments.len());
         let parts = self.parallel_parts(text_bytes);
         if parts <= 1 {
+            let mut out = Vec::with_capacity(text_bytes / 3 + segments.len());
             self.encode_segments_into(segments, &mut out);
-            return out;
+            return vec![out];
         }
         let chunks = parallel::split_segments(segments, text_bytes, parts * PARTS_PER_THREAD);
-        let pieces = batch::map_items(
+        batch::map_items(
             &chunks,
             parts,
             |chunk| parallel::text_len(chunk),
-            EncodeState::default,
+            || self.inner.worker_states.lease(),
             |state, chunk| {
                 let mut ids = Vec::with_capacity(parallel::text_len(chunk) / 3 + 1);
                 self.encode_segments_with(chunk, &mut ids, state);
                 ids
             },
-        );
-        for ids in pieces {
-            out.extend_from_slice(&ids);
-        }
-        out
+        )
     }
 
     /// Appends the ids of `segments` to `out`, on the calling thread with its word cache.
@@ -362,7 +377,10 @@ impl Tokenizer {
 
     /// The number of ids [`encode`](Self::encode) gives for `text`.
     pub fn count(&self, text: &str, allow_special: bool) -> usize {
-        self.encode(text, allow_special).len()
+        self.encode_parts(text, allow_special)
+            .iter()
+            .map(Vec::len)
+            .sum()
     }
 
     /// The ids of `text` where the byte ranges `special_ranges` (sorted, not overlapping) are each
@@ -489,6 +507,14 @@ impl Tokenizer {
     pub fn vocab_size(&self) -> usize {
         self.inner.tokens.len()
     }
+}
+
+/// The ids of `parts` in one vector (the only part itself when there is one).
+fn concat(mut parts: Vec<Vec<u32>>) -> Vec<u32> {
+    if parts.len() == 1 {
+        return parts.pop().unwrap_or_default();
+    }
+    parts.concat()
 }
 
 #[cfg(test)]
@@ -631,6 +657,9 @@ mod tests {
                         parallel.encode(text, allow_special) == expected,
                         "threads {threads}, allow_special {allow_special}"
                     );
+                    let parts = parallel.encode_parts(text, allow_special);
+                    assert!(parts.len() > 1 && parts.concat() == expected);
+                    assert_eq!(parallel.count(text, allow_special), expected.len());
                 }
             }
         }

@@ -40,7 +40,9 @@ pub(super) fn with_state<R>(id: u64, job: impl FnOnce(&mut EncodeState) -> R) ->
                 states.insert(0, (id, EncodeState::default()));
             }
         }
-        job(&mut states[0].1)
+        let result = job(&mut states[0].1);
+        states[0].1.release_long_word_buffers();
+        result
     })
 }
 
