@@ -189,16 +189,6 @@ fn pair_key(left: u32, right: u32) -> u64 {
 }
 
 impl EncodeState {
-    /// Empties the word cache once it holds more than `words` words, keeping its memory: a
-    /// worker's cache, kept over many texts, stays small enough to be read from the CPU cache.
-    /// (Clearing costs time in proportion to the cache's size, so it is not done per text.)
-    pub(super) fn forget_words_over(&mut self, words: usize) {
-        if self.cache.len() > words {
-            self.cache.clear();
-            self.cached_ids.clear();
-        }
-    }
-
     /// Frees the merge buffers when a long word grew them past [`KEPT_BUFFER_SYMBOLS`] symbols (a
     /// text that is one word of megabytes would otherwise leave tens of megabytes behind); the
     /// word cache stays.
@@ -219,9 +209,12 @@ impl EncodeState {
         self.cache.len()
     }
 
-    /// Remembers that `word` merges into `ids`, emptying a full cache first.
+    /// Remembers that `word` merges into `ids`, emptying a full cache first (keeping its memory).
     fn remember(&mut self, word: &[u8], ids: &[u32]) {
-        self.forget_words_over(CACHE_CAPACITY - 1);
+        if self.cache.len() >= CACHE_CAPACITY {
+            self.cache.clear();
+            self.cached_ids.clear();
+        }
         let start = self.cached_ids.len();
         self.cached_ids.extend_from_slice(ids);
         // Both fit: a cached word is at most CACHED_WORD_MAX ids, the cache CACHE_CAPACITY words.

@@ -46,8 +46,6 @@ const PARALLEL_PART_MIN_BYTES: usize = 32 * 1024;
 
 /// Parts per thread a long text is cut into: threads that finish early take more parts.
 const PARTS_PER_THREAD: usize = 4;
-/// The most words a batch worker's cache holds before it is emptied.
-const BATCH_CACHE_WORDS: usize = 1 << 14;
 
 /// A byte-level BPE tokenizer. Cloning is cheap (the tables are shared).
 ///
@@ -265,7 +263,6 @@ impl Tokenizer {
             || self.inner.worker_states.lease(),
             |state, text| {
                 let text = text.as_ref();
-                state.forget_words_over(BATCH_CACHE_WORDS);
                 let mut out = Vec::with_capacity(text.len() / 3 + 1);
                 self.encode_into(text, allow_special, &mut out, state);
                 out
@@ -292,7 +289,6 @@ impl Tokenizer {
             |text| text.as_ref().len(),
             || (self.inner.worker_states.lease(), Vec::new()),
             |(state, out), text| {
-                state.forget_words_over(BATCH_CACHE_WORDS);
                 out.clear();
                 self.encode_into(text.as_ref(), allow_special, out, state);
                 out.len()
