@@ -1,16 +1,18 @@
-//! Byte-level BPE: merge-rank table, the merge loop and the per-call word cache.
+//! Byte-level BPE: the merge table, the merge loops and the word cache.
 //!
 //! Merging follows the reference exactly: repeatedly merge the adjacent pair with the lowest merge
-//! rank, the leftmost one among equal ranks, until no adjacent pair has a merge. Short words use a
-//! linear scan over a small array; long words (long runs of one character, long space runs) use a
-//! binary heap over a linked list, so that a word of `n` bytes costs `O(n log n)`.
+//! rank, the leftmost one among equal ranks, until no adjacent pair has a merge. Words of up to 64
+//! bytes use a linear scan over a small array. Longer words (long runs of one character, space
+//! runs, long CJK runs) merge by passes, each merging every occurrence of the lowest-ranked pair
+//! in one sweep, when the merge ranks allow it (every merge ranks after the merges that make its
+//! tokens, as in DeepSeek V4's file); a word whose pairs do not repeat, or a file without that
+//! property, goes through a binary heap over a linked list (`O(n log n)`).
 //!
-//! Before merging, a word is looked up in the table of whole tokens (the tokens of at most 16
-//! bytes whose own bytes merge into exactly that token, checked once when the table is built;
-//! keys are packed into integers, so a lookup reads no other memory) and then in the word cache
-//! of the [`EncodeState`], which the tokenizer keeps per thread across calls. Most words of
-//! ordinary text are whole tokens or were merged before, so a word usually costs one or two
-//! lookups instead of a merge loop (each merge step is a lookup in a table of megabytes).
+//! Before merging, a word is looked up in the [whole-token table](super::whole_tokens) and then in
+//! the word cache of the [`EncodeState`], which the tokenizer keeps per thread across calls. Most
+//! words of ordinary text are whole tokens or were merged before, so a word usually costs one or
+//! two lookups instead of a merge loop. The merge table is an [`IntTable`], so a merge step's
+//! lookup usually reads one cache line.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -18,6 +20,7 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 
 use super::int_table::IntTable;
+use super::whole_tokens::{WholeTokens, SHORT_WORD_MAX};
 
 /// Words up to this many bytes are merged with the linear scan.
 const LINEAR_SCAN_MAX: usize = 64;
@@ -25,8 +28,6 @@ const LINEAR_SCAN_MAX: usize = 64;
 const CACHED_WORD_MAX: usize = 128;
 /// The word cache is emptied when it holds this many words (it lives as long as its thread).
 const CACHE_CAPACITY: usize = 1 << 15;
-/// Words up to this many bytes can be whole tokens (the size of a [`ShortWord`]).
-const SHORT_WORD_MAX: usize = 16;
 /// Merge buffers longer than this many symbols are freed between calls.
 const KEPT_BUFFER_SYMBOLS: usize = 1 << 16;
 /// Long words merge by passes until the passes have read this many symbols per byte of the word.
@@ -63,102 +64,6 @@ pub(super) struct Bpe {
     /// Tokens of at most [`SHORT_WORD_MAX`] bytes whose bytes, merged as one word, give exactly
     /// that token.
     whole_tokens: WholeTokens,
-}
-
-/// Words of up to this many bytes are keyed by one `u64` in the whole-token table.
-const PACKED_WORD_MAX: usize = 7;
-
-/// The whole-token table, in two parts so that most lookups read a small table: words of up to
-/// [`PACKED_WORD_MAX`] bytes (most words) keyed by one integer, longer ones by a [`ShortWord`].
-#[derive(Debug, Default)]
-struct WholeTokens {
-    packed: IntTable,
-    longer: FxHashMap<ShortWord, u32>,
-}
-
-impl WholeTokens {
-    /// The whole token spelled `word`, if any.
-    #[inline]
-    fn get(&self, word: &[u8]) -> Option<u32> {
-        if let Some(key) = packed_word(word) {
-            // Values are ids, which fit in u32.
-            return self.packed.get(key).map(|id| id as u32);
-        }
-        self.longer.get(&ShortWord::new(word)?).copied()
-    }
-
-    /// The table of `tokens` (each word with its id); words over [`SHORT_WORD_MAX`] bytes are
-    /// left out.
-    fn new<'a>(tokens: impl IntoIterator<Item = (&'a [u8], u32)>) -> Self {
-        let mut packed = Vec::new();
-        let mut longer = FxHashMap::default();
-        for (word, id) in tokens {
-            if let Some(key) = packed_word(word) {
-                packed.push((key, u64::from(id)));
-            } else if let Some(key) = ShortWord::new(word) {
-                longer.insert(key, id);
-            }
-        }
-        Self {
-            packed: IntTable::new(packed),
-            longer,
-        }
-    }
-
-    /// The ids of every whole token.
-    #[cfg(test)]
-    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        let packed = self.packed.values().map(|id| id as u32);
-        packed.chain(self.longer.values().copied())
-    }
-}
-
-/// A word of at most [`PACKED_WORD_MAX`] bytes as one integer (little-endian bytes, its length in
-/// the top byte), or `None` for a longer word. Built from two overlapping loads, not a copy.
-#[inline]
-fn packed_word(word: &[u8]) -> Option<u64> {
-    let len = word.len();
-    let bytes = match len {
-        0 => 0,
-        1 => u64::from(word[0]),
-        2..=3 => {
-            let head = u16::from_le_bytes([word[0], word[1]]);
-            let tail = u16::from_le_bytes([word[len - 2], word[len - 1]]);
-            u64::from(head) | u64::from(tail) << (8 * (len - 2))
-        }
-        4..=PACKED_WORD_MAX => {
-            let head = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
-            let tail =
-                u32::from_le_bytes([word[len - 4], word[len - 3], word[len - 2], word[len - 1]]);
-            u64::from(head) | u64::from(tail) << (8 * (len - 4))
-        }
-        _ => return None,
-    };
-    Some(bytes | (len as u64) << 56)
-}
-
-/// A word of at most [`SHORT_WORD_MAX`] bytes packed into integers: its bytes, zero-padded, and
-/// its length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct ShortWord {
-    bytes: [u64; 2],
-    len: u8,
-}
-
-impl ShortWord {
-    /// The packed `word`, if it is short enough.
-    #[inline]
-    fn new(word: &[u8]) -> Option<Self> {
-        let mut bytes = [0u8; SHORT_WORD_MAX];
-        bytes.get_mut(..word.len())?.copy_from_slice(word);
-        let (low, high) = bytes.split_at(8);
-        let half = |half: &[u8]| u64::from_le_bytes(half.try_into().unwrap_or_default());
-        Some(Self {
-            bytes: [half(low), half(high)],
-            // At most SHORT_WORD_MAX.
-            len: word.len() as u8,
-        })
-    }
 }
 
 /// Reusable buffers and the word cache of the merge loop, for one tokenizer on one thread.
@@ -647,50 +552,6 @@ mod tests {
             bpe.encode_piece(word, &mut out, &mut state);
         }
         assert_eq!(out, [7, 0, 1, 4, 5]);
-    }
-
-    #[test]
-    fn whole_token_keys_tell_every_length_apart() {
-        let words: [&[u8]; 8] = [
-            b"a\0",
-            b"a\0\0",
-            b"abcdefg",
-            b"abcdefg\0",
-            b"abcdefgh",
-            b"abcdefghijklmnop",
-            b"abcdefghijklmno",
-            b"abcdefghijklmno\0",
-        ];
-        let too_long: &[u8] = b"abcdefghijklmnopq";
-        let table = WholeTokens::new(
-            words
-                .iter()
-                .enumerate()
-                .map(|(id, &word)| (word, id as u32))
-                .chain([(too_long, 99)]),
-        );
-        for (id, word) in words.iter().enumerate() {
-            assert_eq!(table.get(word), Some(id as u32), "{word:?}");
-        }
-        assert_eq!(table.get(b"a"), None);
-        assert_eq!(table.get(too_long), None);
-        assert_eq!(table.ids().count(), words.len());
-    }
-
-    #[test]
-    fn packed_words_are_their_bytes_and_length() {
-        let bytes = [0xF0, 0x9F, 0x98, 0x80, b'a', 0, 0xFF, b'z'];
-        for start in 0..bytes.len() {
-            for end in start..=bytes.len() {
-                let word = &bytes[start..end];
-                let mut expected = [0u8; 8];
-                expected[..word.len()].copy_from_slice(word);
-                expected[7] = word.len() as u8;
-                let expected =
-                    (word.len() <= PACKED_WORD_MAX).then(|| u64::from_le_bytes(expected));
-                assert_eq!(packed_word(word), expected, "{word:?}");
-            }
-        }
     }
 
     #[test]
