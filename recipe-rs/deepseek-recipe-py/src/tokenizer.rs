@@ -55,10 +55,21 @@ fn bytearray_of<'py, const N: usize>(
     })
 }
 
-/// A `bytearray` of every id of `batch` in order, as native-endian uint32.
+/// A `bytearray` of every id of `batch` in order, as native-endian uint32 (copied list by list:
+/// a loop over one list's ids compiles to wide copies, one over the flattened batch does not).
 fn ids_bytearray<'py>(py: Python<'py>, batch: &[Vec<u32>]) -> PyResult<Bound<'py, PyByteArray>> {
-    let count = batch.iter().map(Vec::len).sum();
-    bytearray_of(py, count, batch.iter().flatten().map(|id| id.to_ne_bytes()))
+    let count: usize = batch.iter().map(Vec::len).sum();
+    PyByteArray::new_with(py, count * 4, |bytes| {
+        let mut rest = bytes;
+        for ids in batch {
+            let (head, tail) = rest.split_at_mut(ids.len() * 4);
+            for (slot, id) in head.chunks_exact_mut(4).zip(ids) {
+                slot.copy_from_slice(&id.to_ne_bytes());
+            }
+            rest = tail;
+        }
+        Ok(())
+    })
 }
 
 /// A byte-level BPE tokenizer (see `deepseek_recipe.Tokenizer`).
@@ -190,12 +201,12 @@ impl PyTokenizer {
         text: &str,
         allow_special: bool,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        let ids = if text.len() >= DETACH_MIN_BYTES {
-            py.detach(|| self.inner.encode(text, allow_special))
+        let parts = if text.len() >= DETACH_MIN_BYTES {
+            py.detach(|| self.inner.encode_parts(text, allow_special))
         } else {
-            self.inner.encode(text, allow_special)
+            self.inner.encode_parts(text, allow_special)
         };
-        ids_bytearray(py, std::slice::from_ref(&ids))
+        ids_bytearray(py, &parts)
     }
 
     /// The ids of each text, encoded in parallel without the GIL.

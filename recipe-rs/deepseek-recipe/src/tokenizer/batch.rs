@@ -1,15 +1,18 @@
 //! Running one job over every item of a batch on several threads.
 //!
-//! Workers claim small blocks of consecutive items from a shared counter, so items of uneven
-//! cost still keep every thread busy to the end, and each worker keeps one scratch state (the
-//! encoder's word cache and buffers) for all the items it takes, instead of one per item.
+//! Workers claim blocks of consecutive items from a shared counter, each block a share of the items
+//! not yet claimed (large while much is left, down to single items at the end), so items of uneven
+//! cost still keep every thread busy to the end while the counter is touched a few hundred times
+//! at most; each worker keeps one scratch state (the encoder's word cache and buffers) for all the
+//! items it takes, instead of one per item.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Batches with less work than this (in `weight` units: bytes or ids) stay on the calling thread.
 pub(super) const PARALLEL_MIN_WORK: usize = 64 * 1024;
-/// Blocks per worker a batch is claimed in: more balances better, fewer touch the counter less.
-const BLOCKS_PER_WORKER: usize = 16;
+/// A claim takes this fraction of the unclaimed items per worker (at least one item): smaller
+/// balances better, larger touches the counter less.
+const CLAIM_SHARE_PER_WORKER: usize = 4;
 
 /// `job(state, item)` for every item, in order, on up to `threads` threads when the items weigh
 /// (by `weight`) at least [`PARALLEL_MIN_WORK`] together; each thread makes its `state` once with
@@ -26,20 +29,30 @@ pub(super) fn map_items<'a, T: Sync, S, R: Send>(
         let mut state = new_state();
         return items.iter().map(|item| job(&mut state, item)).collect();
     }
-    let block = items.len().div_ceil(threads * BLOCKS_PER_WORKER);
     let next = AtomicUsize::new(0);
+    let claim = || {
+        let mut start = next.load(Ordering::Relaxed);
+        loop {
+            let block = ((items.len() - start) / (threads * CLAIM_SHARE_PER_WORKER)).max(1);
+            let end = (start + block).min(items.len());
+            if start >= end {
+                return None;
+            }
+            match next.compare_exchange_weak(start, end, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(start..end),
+                Err(now) => start = now,
+            }
+        }
+    };
     let worker = || {
         let mut state = new_state();
         let mut done = Vec::new();
-        loop {
-            let start = next.fetch_add(block, Ordering::Relaxed);
-            if start >= items.len() {
-                break done;
-            }
-            let end = (start + block).min(items.len());
-            let results = items[start..end].iter().map(|item| job(&mut state, item));
+        while let Some(block) = claim() {
+            let start = block.start;
+            let results = items[block].iter().map(|item| job(&mut state, item));
             done.push((start, results.collect::<Vec<R>>()));
         }
+        done
     };
     let mut blocks = std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(worker)).collect();

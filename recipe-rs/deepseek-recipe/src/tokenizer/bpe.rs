@@ -1,21 +1,26 @@
-//! Byte-level BPE: merge-rank table, the merge loop and the per-call word cache.
+//! Byte-level BPE: the merge table, the merge loops and the word cache.
 //!
 //! Merging follows the reference exactly: repeatedly merge the adjacent pair with the lowest merge
-//! rank, the leftmost one among equal ranks, until no adjacent pair has a merge. Short words use a
-//! linear scan over a small array; long words (long runs of one character, long space runs) use a
-//! binary heap over a linked list, so that a word of `n` bytes costs `O(n log n)`.
+//! rank, the leftmost one among equal ranks, until no adjacent pair has a merge. Words of up to 64
+//! bytes use a linear scan over a small array. Longer words (long runs of one character, space
+//! runs, long CJK runs) merge by passes, each merging every occurrence of the lowest-ranked pair
+//! in one sweep, when the merge ranks allow it (every merge ranks after the merges that make its
+//! tokens, as in DeepSeek V4's file); a word whose pairs do not repeat, or a file without that
+//! property, goes through a binary heap over a linked list (`O(n log n)`).
 //!
-//! Before merging, a word is looked up in the table of whole tokens (the tokens of at most 16
-//! bytes whose own bytes merge into exactly that token, checked once when the table is built;
-//! keys are packed into integers, so a lookup reads no other memory) and then in the word cache
-//! of the [`EncodeState`], which the tokenizer keeps per thread across calls. Most words of
-//! ordinary text are whole tokens or were merged before, so a word usually costs one or two
-//! lookups instead of a merge loop (each merge step is a lookup in a table of megabytes).
+//! Before merging, a word is looked up in the [whole-token table](super::whole_tokens) and then in
+//! the word cache of the [`EncodeState`], which the tokenizer keeps per thread across calls. Most
+//! words of ordinary text are whole tokens or were merged before, so a word usually costs one or
+//! two lookups instead of a merge loop. The merge table is an [`IntTable`], so a merge step's
+//! lookup usually reads one cache line.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
+
+use super::int_table::IntTable;
+use super::whole_tokens::{WholeTokens, SHORT_WORD_MAX};
 
 /// Words up to this many bytes are merged with the linear scan.
 const LINEAR_SCAN_MAX: usize = 64;
@@ -23,8 +28,10 @@ const LINEAR_SCAN_MAX: usize = 64;
 const CACHED_WORD_MAX: usize = 128;
 /// The word cache is emptied when it holds this many words (it lives as long as its thread).
 const CACHE_CAPACITY: usize = 1 << 15;
-/// Words up to this many bytes can be whole tokens (the size of a [`ShortWord`]).
-const SHORT_WORD_MAX: usize = 16;
+/// Merge buffers longer than this many symbols are freed between calls.
+const KEPT_BUFFER_SYMBOLS: usize = 1 << 16;
+/// Long words merge by passes until the passes have read this many symbols per byte of the word.
+const PASS_WORK_PER_BYTE: usize = 4;
 /// Marks a removed heap-path symbol or a missing neighbour.
 const NONE: u32 = u32::MAX;
 
@@ -49,81 +56,14 @@ impl Merge {
 #[derive(Debug)]
 pub(super) struct Bpe {
     byte_ids: [u32; 256],
-    merges: FxHashMap<u64, Merge>,
+    /// Packed merges ([`Merge::packed`]) by [`pair_key`].
+    merges: IntTable,
+    /// Whether every merge ranks after every merge that makes one of its two tokens: then a
+    /// merge never creates a pair that ranks before it, and long words merge by passes.
+    ranks_follow_makers: bool,
     /// Tokens of at most [`SHORT_WORD_MAX`] bytes whose bytes, merged as one word, give exactly
     /// that token.
     whole_tokens: WholeTokens,
-}
-
-/// Words of up to this many bytes are keyed by one `u64` in the whole-token table.
-const PACKED_WORD_MAX: usize = 7;
-
-/// The whole-token table, in two parts so that most lookups read a small table: words of up to
-/// [`PACKED_WORD_MAX`] bytes (most words) keyed by one integer, longer ones by a [`ShortWord`].
-#[derive(Debug, Default)]
-struct WholeTokens {
-    packed: FxHashMap<u64, u32>,
-    longer: FxHashMap<ShortWord, u32>,
-}
-
-impl WholeTokens {
-    /// The whole token spelled `word`, if any.
-    #[inline]
-    fn get(&self, word: &[u8]) -> Option<u32> {
-        if word.len() <= PACKED_WORD_MAX {
-            return self.packed.get(&packed_word(word)).copied();
-        }
-        self.longer.get(&ShortWord::new(word)?).copied()
-    }
-
-    /// Records `word` (at most [`SHORT_WORD_MAX`] bytes) as the whole token `id`.
-    fn insert(&mut self, word: &[u8], id: u32) {
-        if word.len() <= PACKED_WORD_MAX {
-            self.packed.insert(packed_word(word), id);
-        } else if let Some(key) = ShortWord::new(word) {
-            self.longer.insert(key, id);
-        }
-    }
-
-    /// The ids of every whole token.
-    #[cfg(test)]
-    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.packed.values().chain(self.longer.values()).copied()
-    }
-}
-
-/// A word of at most [`PACKED_WORD_MAX`] bytes as one integer: its bytes, then its length in the
-/// top byte.
-#[inline]
-fn packed_word(word: &[u8]) -> u64 {
-    let mut bytes = [0u8; 8];
-    bytes[..word.len()].copy_from_slice(word);
-    bytes[7] = word.len() as u8;
-    u64::from_le_bytes(bytes)
-}
-
-/// A word of at most [`SHORT_WORD_MAX`] bytes packed into integers: its bytes, zero-padded, and
-/// its length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct ShortWord {
-    bytes: [u64; 2],
-    len: u8,
-}
-
-impl ShortWord {
-    /// The packed `word`, if it is short enough.
-    #[inline]
-    fn new(word: &[u8]) -> Option<Self> {
-        let mut bytes = [0u8; SHORT_WORD_MAX];
-        bytes.get_mut(..word.len())?.copy_from_slice(word);
-        let (low, high) = bytes.split_at(8);
-        let half = |half: &[u8]| u64::from_le_bytes(half.try_into().unwrap_or_default());
-        Some(Self {
-            bytes: [half(low), half(high)],
-            // At most SHORT_WORD_MAX.
-            len: word.len() as u8,
-        })
-    }
 }
 
 /// Reusable buffers and the word cache of the merge loop, for one tokenizer on one thread.
@@ -154,19 +94,32 @@ fn pair_key(left: u32, right: u32) -> u64 {
 }
 
 impl EncodeState {
-    /// Empties the word cache once it holds more than `words` words, keeping its memory: a
-    /// worker's cache, kept over many texts, stays small enough to be read from the CPU cache.
-    /// (Clearing costs time in proportion to the cache's size, so it is not done per text.)
-    pub(super) fn forget_words_over(&mut self, words: usize) {
-        if self.cache.len() > words {
-            self.cache.clear();
-            self.cached_ids.clear();
+    /// Frees the merge buffers when a long word grew them past [`KEPT_BUFFER_SYMBOLS`] symbols (a
+    /// text that is one word of megabytes would otherwise leave tens of megabytes behind); the
+    /// word cache stays.
+    pub(super) fn release_long_word_buffers(&mut self) {
+        if self.symbols.capacity() > KEPT_BUFFER_SYMBOLS {
+            self.symbols = Vec::new();
+            self.ranks = Vec::new();
+        }
+        if self.nodes.capacity() > KEPT_BUFFER_SYMBOLS {
+            self.nodes = Vec::new();
+            self.heap = BinaryHeap::new();
         }
     }
 
-    /// Remembers that `word` merges into `ids`, emptying a full cache first.
+    /// The number of words in the word cache.
+    #[cfg(test)]
+    pub(super) fn cached_words(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Remembers that `word` merges into `ids`, emptying a full cache first (keeping its memory).
     fn remember(&mut self, word: &[u8], ids: &[u32]) {
-        self.forget_words_over(CACHE_CAPACITY - 1);
+        if self.cache.len() >= CACHE_CAPACITY {
+            self.cache.clear();
+            self.cached_ids.clear();
+        }
         let start = self.cached_ids.len();
         self.cached_ids.extend_from_slice(ids);
         // Both fit: a cached word is at most CACHED_WORD_MAX ids, the cache CACHE_CAPACITY words.
@@ -178,13 +131,16 @@ impl EncodeState {
 impl Bpe {
     /// A model from the id of each byte's token and the merges `(left, right) -> merge`.
     pub(super) fn new(byte_ids: [u32; 256], merges: FxHashMap<(u32, u32), Merge>) -> Self {
-        let merges = merges
-            .into_iter()
-            .map(|((left, right), merge)| (pair_key(left, right), merge))
-            .collect();
+        let ranks_follow_makers = ranks_follow_makers(&merges);
+        let merges = IntTable::new(
+            merges
+                .into_iter()
+                .map(|((left, right), merge)| (pair_key(left, right), merge.packed())),
+        );
         Self {
             byte_ids,
             merges,
+            ranks_follow_makers,
             whole_tokens: WholeTokens::default(),
         }
     }
@@ -195,7 +151,7 @@ impl Bpe {
     pub(super) fn with_whole_tokens(mut self, token_bytes: &[Box<[u8]>]) -> Self {
         let mut state = EncodeState::default();
         let mut ids = Vec::new();
-        let mut whole_tokens = WholeTokens::default();
+        let mut whole_tokens = Vec::new();
         for (id, bytes) in token_bytes.iter().enumerate() {
             if !(2..=SHORT_WORD_MAX).contains(&bytes.len()) {
                 continue;
@@ -204,21 +160,26 @@ impl Bpe {
             self.encode_word(bytes, &mut ids, &mut state);
             // Ids fit in u32: the vocabulary is indexed by u32 ids.
             if ids == [id as u32] {
-                whole_tokens.insert(bytes, id as u32);
+                whole_tokens.push((&bytes[..], id as u32));
             }
         }
-        self.whole_tokens = whole_tokens;
+        self.whole_tokens = WholeTokens::new(whole_tokens);
         self
     }
 
     #[inline]
     fn merge_of(&self, left: u32, right: u32) -> Option<Merge> {
-        self.merges.get(&pair_key(left, right)).copied()
+        let packed = self.merges.get(pair_key(left, right))?;
+        Some(Merge {
+            rank: (packed >> 32) as u32,
+            id: packed as u32,
+        })
     }
 
+    /// The packed merge ([`Merge::packed`]) of the pair, or `u64::MAX` when it has none.
     #[inline]
     fn packed_merge(&self, left: u32, right: u32) -> u64 {
-        self.merge_of(left, right).map_or(u64::MAX, Merge::packed)
+        self.merges.get(pair_key(left, right)).unwrap_or(u64::MAX)
     }
 
     /// Appends the ids of one pre-tokenized piece to `out`, through the call's word cache.
@@ -252,21 +213,14 @@ impl Bpe {
         if word.len() <= LINEAR_SCAN_MAX {
             self.merge_linear(word, out, state);
         } else {
-            self.merge_heap(word, out, state);
+            self.merge_long(word, out, state);
         }
     }
 
     fn merge_linear(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState) {
         let symbols = &mut state.symbols;
         let ranks = &mut state.ranks;
-        symbols.clear();
-        symbols.extend(word.iter().map(|&byte| self.byte_ids[usize::from(byte)]));
-        ranks.clear();
-        ranks.extend(
-            symbols
-                .windows(2)
-                .map(|pair| self.packed_merge(pair[0], pair[1])),
-        );
+        self.start_symbols(word, symbols, ranks);
         loop {
             let mut best = u64::MAX;
             let mut best_at = 0;
@@ -293,17 +247,104 @@ impl Bpe {
         out.extend_from_slice(symbols);
     }
 
-    fn merge_heap(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState) {
-        let nodes = &mut state.nodes;
+    /// Merges a word longer than the linear scan's limit: by passes when the merge ranks allow it,
+    /// through the heap otherwise or from where the passes stop.
+    fn merge_long(&self, word: &[u8], out: &mut Vec<u32>, state: &mut EncodeState) {
+        let EncodeState {
+            symbols,
+            ranks,
+            nodes,
+            heap,
+            ..
+        } = state;
+        self.start_symbols(word, symbols, ranks);
+        if !self.ranks_follow_makers
+            || !self.merge_by_passes(symbols, ranks, word.len() * PASS_WORK_PER_BYTE)
+        {
+            self.merge_heap(symbols, nodes, heap);
+        }
+        out.extend_from_slice(symbols);
+    }
+
+    /// Fills `symbols` with the ids of `word`'s bytes and `ranks` with the packed merge of each
+    /// adjacent pair (`u64::MAX`: none).
+    fn start_symbols(&self, word: &[u8], symbols: &mut Vec<u32>, ranks: &mut Vec<u64>) {
+        symbols.clear();
+        symbols.extend(word.iter().map(|&byte| self.byte_ids[usize::from(byte)]));
+        ranks.clear();
+        ranks.extend(
+            symbols
+                .windows(2)
+                .map(|pair| self.packed_merge(pair[0], pair[1])),
+        );
+    }
+
+    /// Merges `symbols` (with `ranks`, the packed merge of each adjacent pair) one rank at a time:
+    /// each pass merges every occurrence of the lowest-ranked pair, leftmost first, in one sweep
+    /// that also finds the next lowest. Exact only when [`Bpe::ranks_follow_makers`]: a pass then
+    /// creates no pair that ranks before its own, so the reference would merge the same
+    /// occurrences in the same order. Gives up (returning `false`, `symbols` and `ranks` left
+    /// consistent and partly merged) once the passes have read more than `budget` symbols: a word
+    /// without repeating pairs needs one pass per merge, and the heap path finishes it.
+    fn merge_by_passes(&self, symbols: &mut Vec<u32>, ranks: &mut Vec<u64>, budget: usize) -> bool {
+        let mut budget = budget;
+        let mut best = ranks.iter().copied().min().unwrap_or(u64::MAX);
+        while best != u64::MAX {
+            let len = symbols.len();
+            let Some(left) = budget.checked_sub(len) else {
+                return false;
+            };
+            budget = left;
+            // The low half of a packed merge is the merged id.
+            let merged = best as u32;
+            let mut next_best = u64::MAX;
+            let (mut read, mut write) = (0, 0);
+            let mut previous_merged = false;
+            // `write <= read`, so the pairs from `read` on are still the old ones; each step
+            // writes the rank of the pair that ends at `write`.
+            while read < len {
+                let merges_here = read + 1 < len && ranks[read] == best;
+                let symbol = if merges_here { merged } else { symbols[read] };
+                if write > 0 {
+                    let rank = if merges_here || previous_merged {
+                        self.packed_merge(symbols[write - 1], symbol)
+                    } else {
+                        ranks[read - 1]
+                    };
+                    ranks[write - 1] = rank;
+                    next_best = next_best.min(rank);
+                }
+                symbols[write] = symbol;
+                write += 1;
+                read += if merges_here { 2 } else { 1 };
+                previous_merged = merges_here;
+            }
+            symbols.truncate(write);
+            ranks.truncate(write - 1);
+            best = next_best;
+        }
+        true
+    }
+
+    /// Merges `symbols` in place through a binary heap of pending merges over a linked list:
+    /// `O(n log n)` for any word.
+    fn merge_heap(
+        &self,
+        symbols: &mut Vec<u32>,
+        nodes: &mut Vec<Node>,
+        heap_store: &mut BinaryHeap<Reverse<u64>>,
+    ) {
+        let Some(last) = symbols.len().checked_sub(1) else {
+            return;
+        };
         nodes.clear();
-        let last = word.len() - 1;
-        nodes.extend(word.iter().enumerate().map(|(at, &byte)| Node {
-            id: self.byte_ids[usize::from(byte)],
+        nodes.extend(symbols.iter().enumerate().map(|(at, &id)| Node {
+            id,
             prev: if at == 0 { NONE } else { at as u32 - 1 },
             next: if at == last { NONE } else { at as u32 + 1 },
         }));
         let queued = |rank: u32, at: u32| Reverse((u64::from(rank) << 32) | u64::from(at));
-        let mut pending = std::mem::take(&mut state.heap).into_vec();
+        let mut pending = std::mem::take(heap_store).into_vec();
         pending.clear();
         pending.extend((0..last).filter_map(|at| {
             let merge = self.merge_of(nodes[at].id, nodes[at + 1].id)?;
@@ -338,14 +379,30 @@ impl Bpe {
                 }
             }
         }
-        state.heap = heap;
+        *heap_store = heap;
+        symbols.clear();
         let mut at = 0;
         while at != NONE {
             let node = nodes[at as usize];
-            out.push(node.id);
+            symbols.push(node.id);
             at = node.next;
         }
     }
+}
+
+/// Whether every merge ranks after every merge that makes its left or its right token (see
+/// [`Bpe::merge_by_passes`]).
+fn ranks_follow_makers(merges: &FxHashMap<(u32, u32), Merge>) -> bool {
+    let mut last_maker: FxHashMap<u32, u32> = FxHashMap::default();
+    for merge in merges.values() {
+        let rank = last_maker.entry(merge.id).or_insert(merge.rank);
+        *rank = (*rank).max(merge.rank);
+    }
+    merges.iter().all(|(&(left, right), merge)| {
+        [left, right]
+            .iter()
+            .all(|token| last_maker.get(token).is_none_or(|&made| made < merge.rank))
+    })
 }
 
 #[cfg(test)]
@@ -381,40 +438,100 @@ mod tests {
         Bpe::new(byte_ids, merges)
     }
 
-    fn both_paths(bpe: &Bpe, word: &[u8]) -> (Vec<u32>, Vec<u32>) {
+    /// The ids of `word` by the linear scan, then by passes with budgets from unbounded (passes
+    /// alone) to none (the heap alone), the others handing over to the heap part way.
+    fn all_paths(bpe: &Bpe, word: &[u8]) -> Vec<Vec<u32>> {
         let mut state = EncodeState::default();
-        let (mut linear, mut heap) = (Vec::new(), Vec::new());
+        let mut linear = Vec::new();
         bpe.merge_linear(word, &mut linear, &mut state);
-        bpe.merge_heap(word, &mut heap, &mut state);
-        (linear, heap)
+        let mut results = vec![linear];
+        for budget in [usize::MAX, word.len(), 2 * word.len(), 0] {
+            let EncodeState {
+                symbols,
+                ranks,
+                nodes,
+                heap,
+                ..
+            } = &mut state;
+            bpe.start_symbols(word, symbols, ranks);
+            if !bpe.merge_by_passes(symbols, ranks, budget) {
+                bpe.merge_heap(symbols, nodes, heap);
+            }
+            results.push(symbols.clone());
+        }
+        results
+    }
+
+    /// Deterministic pseudo-random words over `alphabet`.
+    fn random_words<'a>(
+        alphabet: &'a [&'a str],
+        count: usize,
+    ) -> impl Iterator<Item = String> + 'a {
+        let mut seed = 0x2545_f491_u32;
+        (1..=count).map(move |len| {
+            (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 17;
+                    seed ^= seed << 5;
+                    alphabet[seed as usize % alphabet.len()]
+                })
+                .collect()
+        })
     }
 
     #[test]
     fn lowest_rank_then_leftmost() {
         let bpe = toy();
-        assert_eq!(both_paths(&bpe, b"aaa").0, [5]);
-        assert_eq!(both_paths(&bpe, b"aaaa").0, [8]);
-        assert_eq!(both_paths(&bpe, b"abc").0, [7]);
-        assert_eq!(both_paths(&bpe, b"aabc").0, [4, 6]);
-        assert_eq!(both_paths(&bpe, b"xa").0, [3, 0]);
+        assert_eq!(all_paths(&bpe, b"aaa")[0], [5]);
+        assert_eq!(all_paths(&bpe, b"aaaa")[0], [8]);
+        assert_eq!(all_paths(&bpe, b"abc")[0], [7]);
+        assert_eq!(all_paths(&bpe, b"aabc")[0], [4, 6]);
+        assert_eq!(all_paths(&bpe, b"xa")[0], [3, 0]);
     }
 
     #[test]
-    fn linear_and_heap_paths_agree() {
+    fn every_path_gives_the_same_ids() {
         let bpe = toy();
-        let mut seed = 0x2545_f491_u32;
-        for len in 1..200 {
-            let word: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 17;
-                    seed ^= seed << 5;
-                    b"aabcx"[(seed % 5) as usize]
-                })
-                .collect();
-            let (linear, heap) = both_paths(&bpe, &word);
-            assert_eq!(linear, heap, "word {}", String::from_utf8_lossy(&word));
+        assert!(bpe.ranks_follow_makers);
+        for word in random_words(&["a", "a", "b", "c", "x"], 200) {
+            let results = all_paths(&bpe, word.as_bytes());
+            assert!(results.iter().all(|ids| *ids == results[0]), "word {word}");
         }
+    }
+
+    #[test]
+    fn passes_give_the_heap_ids_on_long_v4_words() {
+        let bpe = &crate::tokenizer::Tokenizer::deepseek_v4().inner.bpe;
+        assert!(bpe.ranks_follow_makers);
+        let alphabets: [&[&str]; 5] = [
+            &["a", "b", "ab", "e", "n", "t"],
+            &[" ", " ", "\n", "\t", "\r\n", "\u{a0}"],
+            &["-", "=", ".", "*", "_", "#"],
+            &["中", "文", "ー", "の", "是", "我们"],
+            &["é", "😀", "ß", "\u{301}", "ж"],
+        ];
+        for alphabet in alphabets {
+            for word in
+                random_words(alphabet, 300).chain(alphabet.iter().map(|unit| unit.repeat(3000)))
+            {
+                let results = all_paths(bpe, word.as_bytes());
+                assert!(
+                    results[1..].iter().all(|ids| *ids == results[1]),
+                    "word {word:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_merge_ranked_before_a_maker_of_its_tokens_turns_passes_off() {
+        // `a a -> 4` ranks after `4 a -> 5`, which consumes token 4.
+        let merges = [((0, 0), (1, 4)), ((4, 0), (0, 5))]
+            .into_iter()
+            .map(|(pair, (rank, id))| (pair, Merge { rank, id }))
+            .collect();
+        assert!(!ranks_follow_makers(&merges));
     }
 
     #[test]
@@ -435,31 +552,6 @@ mod tests {
             bpe.encode_piece(word, &mut out, &mut state);
         }
         assert_eq!(out, [7, 0, 1, 4, 5]);
-    }
-
-    #[test]
-    fn whole_token_keys_tell_every_length_apart() {
-        let words: [&[u8]; 8] = [
-            b"a\0",
-            b"a\0\0",
-            b"abcdefg",
-            b"abcdefg\0",
-            b"abcdefgh",
-            b"abcdefghijklmnop",
-            b"abcdefghijklmno",
-            b"abcdefghijklmno\0",
-        ];
-        let mut table = WholeTokens::default();
-        for (id, word) in words.iter().enumerate() {
-            table.insert(word, id as u32);
-        }
-        for (id, word) in words.iter().enumerate() {
-            assert_eq!(table.get(word), Some(id as u32), "{word:?}");
-        }
-        assert_eq!(table.get(b"a"), None);
-        assert_eq!(table.get(b"abcdefghijklmnopq"), None);
-        table.insert(b"abcdefghijklmnopq", 99);
-        assert_eq!(table.ids().count(), words.len());
     }
 
     #[test]

@@ -49,6 +49,13 @@ pub(super) fn kind_of(c: char) -> Kind {
     if code < 0x10000 {
         return BMP_KINDS[code as usize];
     }
+    astral_kind(code)
+}
+
+/// The kind of a code point above the Basic Multilingual Plane (rare: kept out of line so that
+/// [`kind_of`] inlines into the pre-tokenizer's loops).
+#[inline(never)]
+fn astral_kind(code: u32) -> Kind {
     match KIND_RANGES.binary_search_by(|&(start, end, _)| {
         if end < code {
             std::cmp::Ordering::Less

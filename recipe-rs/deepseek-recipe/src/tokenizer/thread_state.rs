@@ -40,7 +40,9 @@ pub(super) fn with_state<R>(id: u64, job: impl FnOnce(&mut EncodeState) -> R) ->
                 states.insert(0, (id, EncodeState::default()));
             }
         }
-        job(&mut states[0].1)
+        let result = job(&mut states[0].1);
+        states[0].1.release_long_word_buffers();
+        result
     })
 }
 
@@ -54,7 +56,7 @@ mod tests {
             .map(|_| new_tokenizer_id())
             .collect();
         for &id in &ids {
-            with_state(id, |state| state.forget_words_over(0));
+            with_state(id, |_| ());
         }
         STATES.with(|states| {
             let owners: Vec<u64> = states.borrow().iter().map(|(owner, _)| *owner).collect();
