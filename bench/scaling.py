@@ -5,6 +5,8 @@ from the repository root (also `python -m bench --scaling`). Each implementation
 process (`bench.scaling_driver`); the peer, whose `Tokenizer` has only `encode`, is driven by a
 thread pool of each size. The table gives MB/s, the speed-up over the same call on one thread
 and the efficiency (speed-up / threads); the corpus ids of every batch call are checked equal.
+A last row, "machine, SHA-256 (ceiling)", hashes the corpus on the same thread counts: pure
+computation with no shared data, i.e. how far this machine lets any job scale in those minutes.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
     parser.add_argument("--no-peer", action="store_true", help="skip the published package")
     parser.add_argument("--no-tiktoken", action="store_true", help="skip tiktoken")
+    parser.add_argument(
+        "--no-ceiling", action="store_true", help="skip the machine's ceiling (SHA-256 row)"
+    )
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     return parser.parse_args(argv)
 
@@ -58,6 +63,7 @@ def table(results: dict[str, dict[str, Any]], sizes: dict[str, float], threads: 
     for implementation, result in results.items():
         for name, by_threads in result["seconds"].items():
             size = sizes["long" if name.startswith("long") else "corpus"]
+            size *= result.get("passes", {}).get(name, 1)
             one = by_threads.get("1")
             cells = []
             for count in threads:
@@ -90,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"tiktoken skipped: {problem}")
         else:
             implementations.append("tiktoken")
+    if not args.no_ceiling:
+        implementations.append("machine")
     with tempfile.TemporaryDirectory(prefix="bench-scaling-") as name:
         directory = Path(name)
         corpus = generate_documents(args.seed, int(args.corpus_mb * 1e6))

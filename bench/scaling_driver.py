@@ -1,7 +1,8 @@
 """Child process of `bench.scaling`: times one implementation's tokenizer at each thread count.
 
 This project's package: `python -m bench.scaling_driver ours SPEC RESULT` from the repository
-root (`tiktoken` in place of `ours` for tiktoken, when installed). The published 0.2.0 (whose
+root (`tiktoken` in place of `ours` for tiktoken, when installed; `machine` for the machine's
+ceiling, SHA-256 on the same thread counts). The published 0.2.0 (whose
 `Tokenizer` has only `encode`, so a thread pool drives it):
 `bench/.peer-venv/bin/python -I bench/scaling_driver.py peer SPEC RESULT` from outside the
 repository, so that `deepseek_recipe` is the installed wheel.
@@ -106,7 +107,35 @@ def tiktoken_workloads(
     return workloads
 
 
-MAKERS = {"ours": ours_workloads, "peer": peer_workloads, "tiktoken": tiktoken_workloads}
+CEILING_PASSES = 8
+"""Times the machine's ceiling workload hashes the corpus (so that one run lasts long enough)."""
+
+
+def machine_workloads(
+    spec: dict[str, Any], corpus: list[str], long_text: str, threads: int
+) -> Workloads:
+    """The machine's own ceiling: SHA-256 (pure computation with the GIL released, no shared
+    data) over the corpus bytes in 64 parts, `CEILING_PASSES` times, on a pool of `threads`
+    threads. A tokenizer cannot scale further than this on the same machine in the same minutes."""
+    import hashlib
+
+    data = "".join(corpus).encode("utf-8")
+    step = -(-len(data) // 64)
+    parts = [data[start : start + step] for start in range(0, len(data), step)] * CEILING_PASSES
+    pool = ThreadPoolExecutor(threads)
+
+    def hash_parts() -> list[bytes]:
+        return list(pool.map(lambda part: hashlib.sha256(part).digest(), parts))
+
+    return {"SHA-256 (ceiling)": (hash_parts, lambda: None)}
+
+
+MAKERS = {
+    "ours": ours_workloads,
+    "peer": peer_workloads,
+    "tiktoken": tiktoken_workloads,
+    "machine": machine_workloads,
+}
 """Each implementation's workloads."""
 
 
@@ -126,7 +155,8 @@ def main(implementation: str, spec_file: Path, result_file: Path) -> None:
                 digests = ",".join(ids_digest(doc) for doc in produced)
                 checks[f"{name} x{threads}"] = digest(digests.encode())
             seconds.setdefault(name, {})[threads] = best_seconds(work, spec["runs"])
-    result = {"seconds": seconds, "checks": checks}
+    passes = {name: CEILING_PASSES for name in seconds if implementation == "machine"}
+    result = {"seconds": seconds, "checks": checks, "passes": passes}
     result_file.write_text(json.dumps(result), encoding="utf-8")
 
 
