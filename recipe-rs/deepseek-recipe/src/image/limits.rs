@@ -180,7 +180,9 @@ mod tests {
         assert_eq!(policy.total_timeout, Duration::from_millis(500));
         assert_eq!(policy.max_redirects, default.max_redirects);
         assert_eq!(policy.connect_timeout, default.connect_timeout);
-        assert!(policy.destinations.permits("x", "10.0.0.1".parse().unwrap()));
+        assert!(policy
+            .destinations
+            .permits("x", "10.0.0.1".parse().unwrap()));
         for bad in [
             r#"{"max_bytes": -1}"#,
             r#"{"max_redirects": 1.5}"#,
