@@ -166,14 +166,10 @@ class StreamProcessor:
 class ImageFetcher:
     def __new__(
         cls,
-        max_bytes: int,
-        max_redirects: int,
-        connect_timeout_s: float,
-        total_timeout_s: float,
-        allow_special_addresses: bool = False,
-        allowed_ranges: list[str] = ...,
+        policy_json: str | None = None,
         destination_filter: Callable[[str, str], bool] | None = None,
     ) -> Self: ...
+    def policy_json(self) -> str: ...
     def fetch(self, url: str) -> bytes: ...
 
 @final
@@ -187,12 +183,12 @@ class ImageResolver:
         cls,
         fetcher: ImageFetcher | None = None,
         limits_json: str | None = None,
-        retry_attempts: int = ...,  # 4 (range-checked: the runtime signature shows no value)
-        retry_initial_backoff_s: float = 0.25,
+        retry_json: str | None = None,
         budget_json: str | None = None,
     ) -> Self: ...
     def limits_json(self) -> str: ...
     def budget_json(self) -> str: ...
+    def retry_json(self) -> str: ...
     def resolve(
         self, sources: list[tuple[str, str | bytes, str, str]], quota: ImageQuota
     ) -> tuple[list[tuple[bytes, int, int, str, str, int]], int]: ...

@@ -51,8 +51,6 @@ __all__ = [
     "token_adjustment",
 ]
 
-MIB = 1 << 20
-
 ImageDetail = Literal["low", "high", "original", "auto"]
 """Requested detail; only `low` changes preprocessing (`original` and `auto` act as `high`)."""
 
@@ -69,6 +67,13 @@ DestinationFilter = Callable[[str, str], bool]
 def _set_fields_json(options: PreprocessOptions | ResolverLimits | ResolveBudget) -> str:
     """The fields of `options` that are set, as a JSON object."""
     return json.dumps({k: v for k, v in asdict(options).items() if v is not None})
+
+
+_FETCH_DEFAULTS: dict[str, Any] = json.loads(_native.ImageFetcher().policy_json())
+"""The core's fetch policy defaults, read once (`FetchPolicy` spells none of them)."""
+_DESTINATION_DEFAULTS: dict[str, Any] = _FETCH_DEFAULTS["destinations"]
+_RETRY_DEFAULTS: dict[str, Any] = json.loads(_native.ImageResolver().retry_json())
+"""The core's retry defaults, read once (`RetryPolicy` spells none of them)."""
 
 
 @dataclass(frozen=True)
@@ -205,35 +210,43 @@ def token_adjustment(sizes: Iterable[tuple[int, int]]) -> int:
 class FetchPolicy:
     """How image URLs are fetched, and which destinations are allowed (SSRF protection).
 
-    By default only public addresses are allowed: loopback, private, link-local (cloud
-    metadata), CGNAT, multicast, reserved and IPv6 forms embedding them are refused, for every
-    address a host resolves to and again after every redirect.
+    The defaults are the core's, read from it at import (32 MiB bodies, 5 redirects, 10 s to
+    connect, 30 s in total). By default only public addresses are allowed: loopback, private,
+    link-local (cloud metadata), CGNAT, multicast, reserved and IPv6 forms embedding them are
+    refused, for every address a host resolves to and again after every redirect.
     """
 
-    max_bytes: int = 32 * MIB
+    max_bytes: int = _FETCH_DEFAULTS["max_bytes"]
     """Largest body accepted (exactly `max_bytes` passes)."""
-    max_redirects: int = 5
-    connect_timeout_s: float = 10.0
-    total_timeout_s: float = 30.0
+    max_redirects: int = _FETCH_DEFAULTS["max_redirects"]
+    connect_timeout_s: float = _FETCH_DEFAULTS["connect_timeout_s"]
+    total_timeout_s: float = _FETCH_DEFAULTS["total_timeout_s"]
     """For the whole fetch: every hop and the body."""
-    allow_special_addresses: bool = False
+    allow_special_addresses: bool = _DESTINATION_DEFAULTS["allow_special_addresses"]
     """Allow loopback, private and every other special address (e.g. for local tests)."""
-    allowed_ranges: tuple[str, ...] = ()
+    allowed_ranges: tuple[str, ...] = tuple(_DESTINATION_DEFAULTS["allowed_ranges"])
     """CIDR ranges allowed even when special, e.g. `("127.0.0.0/8", "10.1.0.0/16")`."""
     destination_filter: DestinationFilter | None = None
     """An extra check every `(host, address)` must pass; exceptions reject the address."""
 
+    def to_json(self) -> str:
+        """The policy as the JSON object the core reads (the filter has no JSON form)."""
+        return json.dumps(
+            {
+                "max_bytes": self.max_bytes,
+                "max_redirects": self.max_redirects,
+                "connect_timeout_s": self.connect_timeout_s,
+                "total_timeout_s": self.total_timeout_s,
+                "destinations": {
+                    "allow_special_addresses": self.allow_special_addresses,
+                    "allowed_ranges": list(self.allowed_ranges),
+                },
+            }
+        )
+
 
 def _native_fetcher(policy: FetchPolicy) -> _native.ImageFetcher:
-    return _native.ImageFetcher(
-        policy.max_bytes,
-        policy.max_redirects,
-        policy.connect_timeout_s,
-        policy.total_timeout_s,
-        policy.allow_special_addresses,
-        list(policy.allowed_ranges),
-        policy.destination_filter,
-    )
+    return _native.ImageFetcher(policy.to_json(), policy.destination_filter)
 
 
 class ImageFetcher:
@@ -273,10 +286,15 @@ class ResolverLimits:
 @dataclass(frozen=True)
 class RetryPolicy:
     """Retries of retryable fetch failures: `attempts` in total, pauses doubling from
-    `initial_backoff_s`."""
+    `initial_backoff_s`. The defaults are the core's, read from it at import (4 attempts from
+    0.25 s)."""
 
-    attempts: int = 4
-    initial_backoff_s: float = 0.25
+    attempts: int = _RETRY_DEFAULTS["attempts"]
+    initial_backoff_s: float = _RETRY_DEFAULTS["initial_backoff_s"]
+
+    def to_json(self) -> str:
+        """The policy as the JSON object the core reads."""
+        return json.dumps(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -361,8 +379,7 @@ class ImageResolver:
         self._resolver = _native.ImageResolver(
             None if self.fetch_policy is None else _native_fetcher(self.fetch_policy),
             None if limits is None else limits.to_json(),
-            self.retry.attempts,
-            self.retry.initial_backoff_s,
+            self.retry.to_json(),
             None if budget is None else budget.to_json(),
         )
         self.limits = ResolverLimits(**json.loads(self._resolver.limits_json()))

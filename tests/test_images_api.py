@@ -337,6 +337,48 @@ def test_fetch_size_limit(server: str) -> None:
     assert (info.value.kind, info.value.retryable) == ("Fetch", True)
 
 
+def test_fetch_and_retry_defaults_are_the_cores() -> None:
+    core_fetch = json.loads(_native.ImageFetcher().policy_json())
+    assert json.loads(FetchPolicy().to_json()) == core_fetch
+    assert (FetchPolicy.max_bytes, FetchPolicy().max_redirects) == (32 << 20, 5)
+    assert (FetchPolicy().connect_timeout_s, FetchPolicy().total_timeout_s) == (10.0, 30.0)
+    assert json.loads(_native.ImageResolver().retry_json()) == asdict(RetryPolicy())
+    assert RetryPolicy() == RetryPolicy(attempts=4, initial_backoff_s=0.25)
+    assert json.loads(ImageResolver()._resolver.retry_json()) == asdict(RetryPolicy())
+
+
+def test_fetch_and_retry_json_forms_are_checked_by_the_core() -> None:
+    ranged = _native.ImageFetcher('{"destinations": {"allowed_ranges": ["10.0.0.0/8"]}}')
+    policy = json.loads(ranged.policy_json())
+    assert policy["destinations"]["allowed_ranges"] == ["10.0.0.0/8"]
+    assert policy["max_bytes"] == FetchPolicy.max_bytes, "an absent key keeps the default"
+    retry = _native.ImageResolver(retry_json='{"attempts": 2}').retry_json()
+    assert json.loads(retry) == {"attempts": 2, "initial_backoff_s": RetryPolicy.initial_backoff_s}
+    for bad in ('{"max_bytes": -1}', '{"timeout_s": 1}', '{"total_timeout_s": "1"}', "["):
+        with pytest.raises(ValueError, match="invalid fetch policy"):
+            _native.ImageFetcher(bad)
+    for bad in ('{"attempts": -1}', '{"backoff_s": 1}', '{"initial_backoff_s": -1}'):
+        with pytest.raises(ValueError, match="invalid retry policy"):
+            _native.ImageResolver(retry_json=bad)
+    with pytest.raises(ValueError, match="invalid fetch policy"):
+        ImageFetcher(FetchPolicy(connect_timeout_s=float("nan")))
+
+
+def test_fetch_policy_overrides_reach_the_fetch(server: str) -> None:
+    no_redirects = FetchPolicy(allow_special_addresses=True, max_redirects=0)
+    with pytest.raises(ImageError) as info:
+        ImageFetcher(no_redirects).fetch(f"{server}/redirect")
+    assert (info.value.kind, info.value.retryable) == ("Fetch", False)
+    one_redirect = FetchPolicy(allow_special_addresses=True, max_redirects=1)
+    assert ImageFetcher(one_redirect).fetch(f"{server}/redirect") == PNG_40x50
+    _Handler.hits.pop("/status/500", None)
+    with pytest.raises(ImageError):
+        ImageResolver(fetch=LOOPBACK, retry=NO_RETRY).resolve(
+            [ImageSource.from_url(f"{server}/status/500")]
+        )
+    assert _Handler.hits["/status/500"] == 1, "one attempt: the retry override reached the core"
+
+
 def test_destination_filter_sees_host_and_address(
     server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,12 +6,11 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use deepseek_recipe::conversation::ImageDetail;
 use deepseek_recipe::image::{
-    image_tokens, preprocess as preprocess_image, DestinationPolicy, HttpFetcher, ImageData,
-    ImageError, ImageErrorKind, ImageFetcher, ImageInput, ImageQuota, ImageResolver, IpRange,
+    image_tokens, preprocess as preprocess_image, DestinationPolicy, FetchPolicy, HttpFetcher,
+    ImageData, ImageError, ImageErrorKind, ImageFetcher, ImageInput, ImageQuota, ImageResolver,
     PreprocessOptions, PreprocessedImage, ResolveBudget, ResolvedImages, ResolverLimits,
     RetryPolicy,
 };
@@ -91,29 +90,18 @@ fn image_token_count(width: Count<u64>, height: Count<u64>) -> PyResult<u64> {
     })
 }
 
-/// Builds the destination policy: special addresses, allowed ranges and a Python filter.
-fn destination_policy(
-    allow_special_addresses: bool,
-    allowed_ranges: Vec<String>,
-    destination_filter: Option<Py<PyAny>>,
-) -> PyResult<DestinationPolicy> {
-    let mut policy = DestinationPolicy::new().allow_special_addresses(allow_special_addresses);
-    for range in allowed_ranges {
-        let range: IpRange = range.parse().map_err(PyValueError::new_err)?;
-        policy = policy.allow_range(range);
-    }
-    if let Some(filter) = destination_filter {
-        policy = policy.with_filter(move |host: &str, address: IpAddr| {
-            Python::attach(|py| match filter.call1(py, (host, address.to_string())) {
-                Ok(answer) => answer.bind(py).cast::<PyBool>().is_ok_and(|b| b.is_true()),
-                Err(error) => {
-                    error.write_unraisable(py, Some(filter.bind(py)));
-                    false
-                }
-            })
-        });
-    }
-    Ok(policy)
+/// Adds a Python `destination_filter(host, address) -> bool` to `policy`; anything but `True`,
+/// or an exception (reported as unraisable), rejects the address.
+fn with_python_filter(policy: DestinationPolicy, filter: Py<PyAny>) -> DestinationPolicy {
+    policy.with_filter(move |host: &str, address: IpAddr| {
+        Python::attach(|py| match filter.call1(py, (host, address.to_string())) {
+            Ok(answer) => answer.bind(py).cast::<PyBool>().is_ok_and(|b| b.is_true()),
+            Err(error) => {
+                error.write_unraisable(py, Some(filter.bind(py)));
+                false
+            }
+        })
+    })
 }
 
 /// An HTTP(S) image fetcher with a size limit, timeouts, bounded redirects and a destination
@@ -125,42 +113,30 @@ pub struct PyImageFetcher {
 
 #[pymethods]
 impl PyImageFetcher {
+    /// A fetcher following a policy given as JSON (`None` or an absent key: the core's
+    /// defaults), with an optional Python destination filter.
     #[new]
-    #[pyo3(signature = (
-        max_bytes, max_redirects, connect_timeout_s, total_timeout_s,
-        allow_special_addresses=false, allowed_ranges=Vec::new(), destination_filter=None
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (policy_json=None, destination_filter=None))]
     fn new(
         py: Python<'_>,
-        max_bytes: Count<u64>,
-        max_redirects: Count<u32>,
-        connect_timeout_s: f64,
-        total_timeout_s: f64,
-        allow_special_addresses: bool,
-        allowed_ranges: Vec<String>,
+        policy_json: Option<&str>,
         destination_filter: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        if let Some(filter) = &destination_filter {
+        let mut policy: FetchPolicy = from_json("fetch policy", policy_json)?;
+        if let Some(filter) = destination_filter {
             if !filter.bind(py).is_callable() {
                 return Err(PyTypeError::new_err("destination_filter must be callable"));
             }
+            policy.destinations = with_python_filter(policy.destinations, filter);
         }
-        let duration = |seconds: f64, name: &str| {
-            Duration::try_from_secs_f64(seconds)
-                .map_err(|_| PyValueError::new_err(format!("invalid {name}: {seconds}")))
-        };
-        let policy =
-            destination_policy(allow_special_addresses, allowed_ranges, destination_filter)?;
-        let inner = HttpFetcher::default()
-            .with_max_bytes(max_bytes.0)
-            .with_max_redirects(max_redirects.0)
-            .with_timeouts(
-                duration(connect_timeout_s, "connect_timeout_s")?,
-                duration(total_timeout_s, "total_timeout_s")?,
-            )
-            .with_policy(policy);
-        Ok(Self { inner })
+        Ok(Self {
+            inner: HttpFetcher::new(policy),
+        })
+    }
+
+    /// The policy in force, as JSON (without the destination filter).
+    fn policy_json(&self) -> String {
+        serde_json::to_string(self.inner.policy()).expect("fetch policies always serialise")
     }
 
     /// The body of `url` (one attempt, no retries; errors located at `image[0]`).
@@ -200,18 +176,14 @@ pub struct PyImageResolver {
 
 #[pymethods]
 impl PyImageResolver {
-    /// A resolver fetching with `fetcher` (`None`: URL sources fail), with limits and a budget
-    /// given as JSON (`None` or an absent key: the core's defaults) and retries.
+    /// A resolver fetching with `fetcher` (`None`: URL sources fail), with limits, retries and
+    /// a budget given as JSON (`None` or an absent key: the core's defaults).
     #[new]
-    #[pyo3(signature = (
-        fetcher=None, limits_json=None, retry_attempts=Count(4), retry_initial_backoff_s=0.25,
-        budget_json=None,
-    ))]
+    #[pyo3(signature = (fetcher=None, limits_json=None, retry_json=None, budget_json=None))]
     fn new(
         fetcher: Option<PyRef<'_, PyImageFetcher>>,
         limits_json: Option<&str>,
-        retry_attempts: Count<u32>,
-        retry_initial_backoff_s: f64,
+        retry_json: Option<&str>,
         budget_json: Option<&str>,
     ) -> PyResult<Self> {
         let resolver = match fetcher {
@@ -219,12 +191,7 @@ impl PyImageResolver {
             None => ImageResolver::offline(),
         };
         let limits: ResolverLimits = from_json("resolver limits", limits_json)?;
-        let initial_backoff = Duration::try_from_secs_f64(retry_initial_backoff_s)
-            .map_err(|_| PyValueError::new_err("invalid retry_initial_backoff_s"))?;
-        let retry = RetryPolicy {
-            attempts: retry_attempts.0,
-            initial_backoff,
-        };
+        let retry: RetryPolicy = from_json("retry policy", retry_json)?;
         let budget: ResolveBudget = from_json("resolve budget", budget_json)?;
         Ok(Self {
             inner: resolver
@@ -242,6 +209,11 @@ impl PyImageResolver {
     /// The budget in force, as JSON.
     fn budget_json(&self) -> String {
         serde_json::to_string(self.inner.budget()).expect("budgets always serialise")
+    }
+
+    /// The retry policy in force, as JSON.
+    fn retry_json(&self) -> String {
+        serde_json::to_string(self.inner.retry()).expect("retry policies always serialise")
     }
 
     /// Resolves `(kind, payload, detail, path)` sources with `quota`:

@@ -11,15 +11,21 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 use super::error::ImageError;
 use super::fetch::ImageFetcher;
+use super::limits::seconds;
 
-/// How retryable fetch failures are retried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How retryable fetch failures are retried. As JSON every key is optional (an absent one
+/// keeps its default) and the backoff is `initial_backoff_s`, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RetryPolicy {
     /// Attempts in total (at least one is always made).
     pub attempts: u32,
     /// Pause before the first retry; it doubles before each further one.
+    #[serde(rename = "initial_backoff_s", with = "seconds")]
     pub initial_backoff: Duration,
 }
 
@@ -146,6 +152,34 @@ impl Work {
             thread::sleep(backoff);
             backoff = backoff.saturating_mul(2);
             attempt += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_json_keys_are_optional_and_the_backoff_is_in_seconds() {
+        assert_eq!(
+            serde_json::to_string(&RetryPolicy::default()).unwrap(),
+            r#"{"attempts":4,"initial_backoff_s":0.25}"#
+        );
+        let retry: RetryPolicy = serde_json::from_str(r#"{"attempts": 1}"#).unwrap();
+        assert_eq!(
+            retry,
+            RetryPolicy {
+                attempts: 1,
+                ..RetryPolicy::default()
+            }
+        );
+        for bad in [
+            r#"{"attempts": -1}"#,
+            r#"{"initial_backoff_s": -1}"#,
+            r#"{"backoff_s": 1}"#,
+        ] {
+            assert!(serde_json::from_str::<RetryPolicy>(bad).is_err(), "{bad}");
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Fetching URL sources: the [`ImageFetcher`] trait the resolver uses and, with the `fetch`
-//! feature, `HttpFetcher` — an HTTP(S) client with a size limit, timeouts, bounded
-//! redirects followed by hand, and the [`DestinationPolicy`](super::policy::DestinationPolicy)
-//! applied to every resolved address of every hop (the connection is pinned to the checked
+//! feature, `HttpFetcher` — an HTTP(S) client following a
+//! [`FetchPolicy`](super::limits::FetchPolicy): a size limit, timeouts, bounded redirects
+//! followed by hand, and the [`DestinationPolicy`](super::policy::DestinationPolicy) applied
+//! to every resolved address of every hop (the connection is pinned to the checked
 //! addresses, so a second DNS answer cannot slip through).
 
 use std::time::Instant;
@@ -45,6 +46,7 @@ mod http {
     use url::{Host, Url};
 
     use super::super::error::{too_large_detail, ImageError, ImageErrorKind};
+    use super::super::limits::FetchPolicy;
     use super::super::policy::DestinationPolicy;
     use super::{fetch_failure, ImageFetcher};
 
@@ -74,27 +76,19 @@ mod http {
 
     /// An HTTP(S) image fetcher (blocking, `ureq` with rustls).
     ///
-    /// Defaults: 32 MiB bodies, 5 redirects, 10 s to connect, 30 s per fetch in total,
-    /// the default [`DestinationPolicy`] (public addresses only), the system resolver.
-    /// Only `Accept: */*`, `Host` and a `User-Agent` are sent; no proxy, no cookies, no
-    /// compression.
+    /// Its [`FetchPolicy`] (default: [`FetchPolicy::default`]) bounds the body, the redirects
+    /// and the time, and says which destinations are allowed; host names are resolved by the
+    /// system resolver unless another [`HostResolver`] is given. Only `Accept: */*`, `Host`
+    /// and a `User-Agent` are sent; no proxy, no cookies, no compression.
     #[derive(Clone)]
     pub struct HttpFetcher {
-        max_bytes: u64,
-        max_redirects: u32,
-        connect_timeout: Duration,
-        total_timeout: Duration,
-        policy: DestinationPolicy,
+        policy: FetchPolicy,
         resolver: Arc<dyn HostResolver>,
     }
 
     impl std::fmt::Debug for HttpFetcher {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.debug_struct("HttpFetcher")
-                .field("max_bytes", &self.max_bytes)
-                .field("max_redirects", &self.max_redirects)
-                .field("connect_timeout", &self.connect_timeout)
-                .field("total_timeout", &self.total_timeout)
                 .field("policy", &self.policy)
                 .finish()
         }
@@ -102,41 +96,47 @@ mod http {
 
     impl Default for HttpFetcher {
         fn default() -> Self {
-            Self {
-                max_bytes: 32 << 20,
-                max_redirects: 5,
-                connect_timeout: Duration::from_secs(10),
-                total_timeout: Duration::from_secs(30),
-                policy: DestinationPolicy::default(),
-                resolver: Arc::new(SystemResolver),
-            }
+            Self::new(FetchPolicy::default())
         }
     }
 
     impl HttpFetcher {
+        /// A fetcher following `policy`, with the system resolver.
+        pub fn new(policy: FetchPolicy) -> Self {
+            Self {
+                policy,
+                resolver: Arc::new(SystemResolver),
+            }
+        }
+
+        /// The policy in force.
+        pub fn policy(&self) -> &FetchPolicy {
+            &self.policy
+        }
+
         /// The same fetcher with another body size limit (exactly `max_bytes` passes).
         pub fn with_max_bytes(mut self, max_bytes: u64) -> Self {
-            self.max_bytes = max_bytes;
+            self.policy.max_bytes = max_bytes;
             self
         }
 
         /// The same fetcher following at most `max_redirects` redirects.
         pub fn with_max_redirects(mut self, max_redirects: u32) -> Self {
-            self.max_redirects = max_redirects;
+            self.policy.max_redirects = max_redirects;
             self
         }
 
         /// The same fetcher with other timeouts: per connection attempt, and for the whole
         /// fetch (all hops and the body).
         pub fn with_timeouts(mut self, connect: Duration, total: Duration) -> Self {
-            self.connect_timeout = connect;
-            self.total_timeout = total;
+            self.policy.connect_timeout = connect;
+            self.policy.total_timeout = total;
             self
         }
 
         /// The same fetcher with another destination policy.
-        pub fn with_policy(mut self, policy: DestinationPolicy) -> Self {
-            self.policy = policy;
+        pub fn with_policy(mut self, destinations: DestinationPolicy) -> Self {
+            self.policy.destinations = destinations;
             self
         }
 
@@ -171,7 +171,7 @@ mod http {
             };
             let allowed: Vec<SocketAddr> = addresses
                 .into_iter()
-                .filter(|address| self.policy.permits(&host, *address))
+                .filter(|address| self.policy.destinations.permits(&host, *address))
                 .map(|address| SocketAddr::new(address, port))
                 .collect();
             if allowed.is_empty() {
@@ -187,7 +187,7 @@ mod http {
                 .ok_or_else(failure)?;
             let agent = ureq::AgentBuilder::new()
                 .redirects(0)
-                .timeout_connect(self.connect_timeout.min(remaining))
+                .timeout_connect(self.policy.connect_timeout.min(remaining))
                 .timeout(remaining)
                 .user_agent(concat!("deepseek-recipe/", env!("CARGO_PKG_VERSION")))
                 .resolver(move |_: &str| Ok(allowed.clone()))
@@ -215,24 +215,24 @@ mod http {
                 ImageError::new(
                     ImageErrorKind::ImageTooLarge,
                     LOCATION,
-                    too_large_detail(self.max_bytes),
+                    too_large_detail(self.policy.max_bytes),
                 )
             };
             let declared = response
                 .header("content-length")
                 .and_then(|value| value.trim().parse::<u64>().ok());
-            if declared.is_some_and(|length| length > self.max_bytes) {
+            if declared.is_some_and(|length| length > self.policy.max_bytes) {
                 return Err(too_large());
             }
             let mut body = Vec::new();
             response
                 .into_reader()
-                .take(self.max_bytes.saturating_add(1))
+                .take(self.policy.max_bytes.saturating_add(1))
                 .read_to_end(&mut body)
                 .map_err(|_| {
                     fetch_failure(ImageErrorKind::Fetch, LOCATION, original).retryable(true)
                 })?;
-            if body.len() as u64 > self.max_bytes {
+            if body.len() as u64 > self.policy.max_bytes {
                 return Err(too_large());
             }
             Ok(body)
@@ -241,7 +241,7 @@ mod http {
 
     impl ImageFetcher for HttpFetcher {
         fn fetch(&self, url: &str) -> Result<Vec<u8>, ImageError> {
-            self.fetch_until(url, Instant::now() + self.total_timeout)
+            self.fetch_until(url, Instant::now() + self.policy.total_timeout)
         }
 
         /// Stops at the earlier of `deadline` and the fetcher's own total timeout. An
@@ -249,7 +249,7 @@ mod http {
         /// retryable (retrying cannot succeed); transport failures are.
         fn fetch_until(&self, url: &str, deadline: Instant) -> Result<Vec<u8>, ImageError> {
             let unusable = || fetch_failure(ImageErrorKind::Fetch, LOCATION, url);
-            let deadline = deadline.min(Instant::now() + self.total_timeout);
+            let deadline = deadline.min(Instant::now() + self.policy.total_timeout);
             let mut target = Url::parse(url).map_err(|_| unusable())?;
             let mut redirects = 0;
             loop {
@@ -265,7 +265,7 @@ mod http {
                 let Some(location) = response.header("location") else {
                     return Err(fetch_failure(ImageErrorKind::FetchStatus, LOCATION, url));
                 };
-                if redirects == self.max_redirects {
+                if redirects == self.policy.max_redirects {
                     return Err(unusable());
                 }
                 redirects += 1;

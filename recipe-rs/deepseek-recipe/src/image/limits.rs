@@ -1,9 +1,11 @@
-//! The resolver's limits: the official request limits and the budget a host sets, with their
-//! defaults and JSON forms.
+//! The limits of image input, with their defaults and JSON forms: the official request
+//! limits, the budget a host sets, and how a fetcher downloads a URL.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use super::policy::DestinationPolicy;
 
 /// Bytes in a mebibyte.
 pub(super) const MIB: u64 = 1 << 20;
@@ -78,21 +80,54 @@ impl Default for ResolveBudget {
     }
 }
 
+/// How an HTTP fetcher downloads one URL. As JSON every key is optional (an absent one keeps
+/// its default), the timeouts are `connect_timeout_s` and `total_timeout_s`, in seconds, and
+/// `destinations` is the [`DestinationPolicy`]'s JSON form (its filter is never serialised).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FetchPolicy {
+    /// Largest body accepted (exactly `max_bytes` passes).
+    pub max_bytes: u64,
+    /// Redirects followed before the fetch fails.
+    pub max_redirects: u32,
+    /// Time one connection attempt may take.
+    #[serde(rename = "connect_timeout_s", with = "seconds")]
+    pub connect_timeout: Duration,
+    /// Time the whole fetch may take: every hop and the body.
+    #[serde(rename = "total_timeout_s", with = "seconds")]
+    pub total_timeout: Duration,
+    /// Which addresses may be connected to.
+    pub destinations: DestinationPolicy,
+}
+
+impl Default for FetchPolicy {
+    /// 32 MiB bodies, 5 redirects, 10 s to connect, 30 s in total, public addresses only.
+    fn default() -> Self {
+        Self {
+            max_bytes: 32 * MIB,
+            max_redirects: 5,
+            connect_timeout: Duration::from_secs(10),
+            total_timeout: Duration::from_secs(30),
+            destinations: DestinationPolicy::default(),
+        }
+    }
+}
+
 /// A [`Duration`] as a JSON number of seconds (finite, not negative).
-mod seconds {
+pub(super) mod seconds {
     use std::time::Duration;
 
     use serde::de::Error;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub(super) fn serialize<S: Serializer>(
+    pub(in crate::image) fn serialize<S: Serializer>(
         duration: &Duration,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         serializer.serialize_f64(duration.as_secs_f64())
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+    pub(in crate::image) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Duration, D::Error> {
         let seconds = f64::deserialize(deserializer)?;
@@ -122,6 +157,41 @@ mod tests {
         );
         for bad in [r#"{"deadline_s": -1}"#, r#"{"pixels": 1}"#] {
             assert!(serde_json::from_str::<ResolveBudget>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fetch_policy_json_keys_are_optional_and_timeouts_are_in_seconds() {
+        assert_eq!(
+            serde_json::to_string(&FetchPolicy::default()).unwrap(),
+            concat!(
+                r#"{"max_bytes":33554432,"max_redirects":5,"connect_timeout_s":10.0,"#,
+                r#""total_timeout_s":30.0,"destinations":{"allow_special_addresses":false,"#,
+                r#""allowed_ranges":[]}}"#
+            )
+        );
+        let policy: FetchPolicy = serde_json::from_str(
+            r#"{"max_bytes": 100, "total_timeout_s": 0.5,
+                "destinations": {"allow_special_addresses": true}}"#,
+        )
+        .unwrap();
+        let default = FetchPolicy::default();
+        assert_eq!(policy.max_bytes, 100);
+        assert_eq!(policy.total_timeout, Duration::from_millis(500));
+        assert_eq!(policy.max_redirects, default.max_redirects);
+        assert_eq!(policy.connect_timeout, default.connect_timeout);
+        assert!(policy
+            .destinations
+            .permits("x", "10.0.0.1".parse().unwrap()));
+        for bad in [
+            r#"{"max_bytes": -1}"#,
+            r#"{"max_redirects": 1.5}"#,
+            r#"{"connect_timeout_s": "10"}"#,
+            r#"{"total_timeout_s": -0.1}"#,
+            r#"{"destinations": {"allowed_ranges": ["127.0.0.0/40"]}}"#,
+            r#"{"allow_special_addresses": true}"#,
+        ] {
+            assert!(serde_json::from_str::<FetchPolicy>(bad).is_err(), "{bad}");
         }
     }
 }

@@ -31,7 +31,7 @@ pub use error::{ImageError, ImageErrorKind, UNSUPPORTED_IMAGE};
 pub use fetch::ImageFetcher;
 #[cfg(feature = "fetch")]
 pub use fetch::{HostResolver, HttpFetcher, SystemResolver};
-pub use limits::{ResolveBudget, ResolverLimits};
+pub use limits::{FetchPolicy, ResolveBudget, ResolverLimits};
 pub use policy::{DestinationPolicy, IpRange};
 pub use preprocess::{preprocess, PreprocessOptions, PreprocessedImage};
 pub use resolver::{ImageQuota, ImageResolver, QuotaUsage, ResolvedImages};

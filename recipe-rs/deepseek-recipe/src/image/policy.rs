@@ -7,13 +7,18 @@
 //! IPv6 forms that embed one of those IPv4 addresses (IPv4-mapped, IPv4-compatible, NAT64,
 //! 6to4) or hide one (Teredo). The check runs on every address a host resolves to and again
 //! for every redirect target.
+//!
+//! As JSON a policy is `{"allow_special_addresses": bool, "allowed_ranges": ["CIDR", ...]}`
+//! (every key optional; a caller's filter has no JSON form).
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// A CIDR range such as `127.0.0.0/8` or `fd00::/8`.
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A CIDR range such as `127.0.0.0/8` or `fd00::/8` (as JSON: that string).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IpRange {
     network: IpAddr,
@@ -75,14 +80,39 @@ impl FromStr for IpRange {
     }
 }
 
+impl fmt::Display for IpRange {
+    /// `network/prefix`, which [`IpRange::from_str`] reads back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.network, self.prefix)
+    }
+}
+
+impl Serialize for IpRange {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for IpRange {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 /// A caller-supplied check of `(URL host, resolved address)`.
 pub type DestinationFilter = dyn Fn(&str, IpAddr) -> bool + Send + Sync;
 
-/// Which destinations the fetcher may connect to.
-#[derive(Clone, Default)]
+/// Which destinations the fetcher may connect to (default: public addresses only).
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DestinationPolicy {
+    #[serde(rename = "allow_special_addresses")]
     allow_special: bool,
+    #[serde(rename = "allowed_ranges")]
     allowed: Vec<IpRange>,
+    #[serde(skip)]
     filter: Option<Arc<DestinationFilter>>,
 }
 
@@ -268,5 +298,33 @@ mod tests {
         assert!("10.0.0.0/33".parse::<IpRange>().is_err());
         let range: IpRange = "::ffff:0:0/96".parse().unwrap();
         assert!(range.contains("::ffff:1.2.3.4".parse().unwrap()));
+    }
+
+    #[test]
+    fn json_form_reads_ranges_as_cidr_strings() {
+        let text = serde_json::to_string(&DestinationPolicy::new()).unwrap();
+        assert_eq!(
+            text,
+            r#"{"allow_special_addresses":false,"allowed_ranges":[]}"#
+        );
+        let policy: DestinationPolicy =
+            serde_json::from_str(r#"{"allowed_ranges": ["10.1.0.0/16", "::1"]}"#).unwrap();
+        assert!(policy.permits("x", "10.1.2.3".parse().unwrap()));
+        assert!(!policy.permits("x", "10.2.0.1".parse().unwrap()));
+        assert_eq!(
+            serde_json::to_string(&policy).unwrap(),
+            r#"{"allow_special_addresses":false,"allowed_ranges":["10.1.0.0/16","::1/128"]}"#
+        );
+        for bad in [
+            r#"{"allowed_ranges": ["10.0.0.0/33"]}"#,
+            r#"{"allowed_ranges": "10.0.0.0/8"}"#,
+            r#"{"allow_special_addresses": 1}"#,
+            r#"{"filter": null}"#,
+        ] {
+            assert!(
+                serde_json::from_str::<DestinationPolicy>(bad).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

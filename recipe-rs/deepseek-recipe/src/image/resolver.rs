@@ -123,6 +123,11 @@ impl ImageResolver {
         &self.budget
     }
 
+    /// The retry policy in force.
+    pub fn retry(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
     /// Resolves the image sources of a rendered prompt (see [`ImageResolver::resolve`]).
     pub fn resolve_sources(
         &self,
