@@ -1,9 +1,11 @@
 """Type stubs for the native extension module."""
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, final
+from typing import Any, TypeVar, final
 
 from typing_extensions import Self
+
+_Prompt = TypeVar("_Prompt")
 
 __version__: str
 
@@ -119,7 +121,9 @@ class ConvertedRequest:
     def request_model(self) -> str: ...
     @property
     def stream(self) -> bool: ...
-    def render(self) -> tuple[str, list[tuple[int, int]], int]: ...
+    def render(self, prompt_type: type[_Prompt]) -> _Prompt:
+        """A new `prompt_type` (`RenderedPrompt`) with `prompt`, `special_ranges`, `image_count`
+        set, its `__init__` not run."""
     def encode(self, tokenizer: Tokenizer | None = None) -> list[int]: ...
     def constraint_grammar(self, tokenizer: Tokenizer | None = None) -> str | None: ...
     def resolve_max_tokens(self, prompt_tokens: int, context_limit: int) -> int: ...

@@ -172,7 +172,7 @@ class ConvertedRequest:
 
     def render(self) -> RenderedPrompt:
         """Renders the prompt with the encoding of the model version."""
-        return _rendered_prompt(*self._native.render())
+        return self._native.render(RenderedPrompt)
 
     def encode(self, tokenizer: Tokenizer | None = None) -> list[int]:
         """Prompt token ids; text from the request never becomes a special token.
@@ -226,11 +226,11 @@ def convert(
     wrong types) and `ConversionError` (with the official `status_code` and `body`) for an
     invalid one.
     """
-    body = _as_text(request)
+    # The common call (a `str` body, a protocol, default options) without a helper call each.
+    body = request if type(request) is str else _as_text(request)
     if not protocol:
         protocol = infer_protocol(request)
-    native = _native.convert(protocol, body, _options_json(options))
-    return ConvertedRequest(native, protocol)
+    return ConvertedRequest(_native.convert(protocol, body, _options_json(options)), protocol)
 
 
 def render(
@@ -288,20 +288,6 @@ def responses_namespace_tool_map(
         json.loads(_native.responses_namespace_tool_map(_as_text(request), _options_json(options))),
     )
     return {name: (pair[0], pair[1]) for name, pair in raw.items()}
-
-
-def _rendered_prompt(
-    prompt: str, special_ranges: list[tuple[int, int]], image_count: int
-) -> RenderedPrompt:
-    """The `RenderedPrompt` its `__init__` makes, without the frozen dataclass's
-    `object.__setattr__` per field (that `__init__` cost as much as the rest of a short chat's
-    render)."""
-    rendered = object.__new__(RenderedPrompt)
-    fields = rendered.__dict__
-    fields["prompt"] = prompt
-    fields["special_ranges"] = special_ranges
-    fields["image_count"] = image_count
-    return rendered
 
 
 def _options_json(options: ConversionOptions | None) -> str | None:

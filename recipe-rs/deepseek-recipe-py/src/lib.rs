@@ -9,6 +9,7 @@ mod ids_in;
 mod images;
 mod ints;
 mod long_str;
+mod prompt_object;
 mod requests;
 mod stream;
 mod tokenizer;

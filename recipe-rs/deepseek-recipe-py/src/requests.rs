@@ -9,12 +9,13 @@ use std::sync::{Arc, OnceLock};
 use deepseek_recipe::protocol::ResponsesRequest;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyList, PyString, PyType};
 
 use crate::errors::to_py_err;
 use crate::id_list::id_list;
 use crate::ints::Count;
 use crate::long_str::long_str;
+use crate::prompt_object::prompt_object;
 use crate::tokenizer::{default_tokenizer, PyTokenizer};
 
 /// Parses conversion options from their JSON form (`None`: the defaults, shared per process).
@@ -110,12 +111,14 @@ impl PyConvertedRequest {
         self.inner.stream
     }
 
-    /// Renders the prompt: `(prompt, special ranges as code-point pairs, image count)`. The
-    /// prompt `str` is made once and shared by every call; each call gets a new ranges list.
+    /// Renders the prompt into a new `prompt_type` (the Python `RenderedPrompt` dataclass):
+    /// prompt, special ranges as code-point pairs, image count. The prompt `str` is made once and
+    /// shared by every call; each call gets a new ranges list.
     fn render<'py>(
         &self,
         py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyList>, usize)> {
+        prompt_type: &Bound<'py, PyType>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let python = self.rendered_py.get_or_try_init(py, || {
             let (rendered, special_ranges) = py.detach(|| {
                 let rendered = self.rendered();
@@ -133,7 +136,7 @@ impl PyConvertedRequest {
         })?;
         let images = self.rendered().image_sources.len();
         let ranges = PyList::new(py, &python.special_ranges)?;
-        Ok((python.prompt.bind(py).clone(), ranges, images))
+        prompt_object(prompt_type, python.prompt.bind(py).clone(), ranges, images)
     }
 
     /// Encodes the rendered prompt (the bundled V4 tokenizer when `tokenizer` is `None`).

@@ -44,7 +44,7 @@ pub use converted::{
 };
 pub use encoding::{encode, Encoding, PromptFormat, RenderedPrompt};
 pub use error::{ApiError, ApiErrorBody, Error, Result, INVALID_JSON_PREFIX};
-pub use markup::{DsmlTags, SpecialTokenOverrides, SpecialTokens};
+pub use markup::{DsmlTags, SpecialTokenOverrides, SpecialTokens, Spelling};
 pub use names::UnknownName;
 pub use protocol::output::Chunk;
 pub use stream::{

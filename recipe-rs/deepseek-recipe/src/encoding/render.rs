@@ -574,7 +574,7 @@ mod tests {
     #[test]
     fn empty_spellings_emit_nothing() {
         let tokens = SpecialTokens {
-            bos: String::new(),
+            bos: "".into(),
             ..SpecialTokens::default()
         };
         let rendered = render(

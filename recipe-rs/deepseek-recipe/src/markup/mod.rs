@@ -8,4 +8,4 @@ pub mod v4;
 pub mod v41;
 
 pub use dsml::DsmlTags;
-pub use special_tokens::{SpecialTokenOverrides, SpecialTokens};
+pub use special_tokens::{SpecialTokenOverrides, SpecialTokens, Spelling};

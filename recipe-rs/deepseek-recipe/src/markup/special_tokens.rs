@@ -1,6 +1,12 @@
 //! The spelling table of the special tokens an encoding emits.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
+
+/// One spelling of [`SpecialTokens`]: borrowed for the built-in spellings (so the default table
+/// allocates nothing), owned for an override.
+pub type Spelling = Cow<'static, str>;
 
 /// How each special token is spelled in the prompt.
 ///
@@ -11,41 +17,41 @@ use serde::{Deserialize, Serialize};
 #[serde(default)]
 pub struct SpecialTokens {
     /// Start of the prompt.
-    pub bos: String,
+    pub bos: Spelling,
     /// End of a finished assistant turn.
-    pub eos: String,
+    pub eos: Spelling,
     /// Opens the reasoning block.
-    pub thinking_start: String,
+    pub thinking_start: Spelling,
     /// Closes the reasoning block.
-    pub thinking_end: String,
+    pub thinking_end: Spelling,
     /// Introduces a system block (V4.1 only).
-    pub system: String,
+    pub system: Spelling,
     /// Introduces a user turn.
-    pub user: String,
+    pub user: Spelling,
     /// Introduces an assistant turn.
-    pub assistant: String,
+    pub assistant: Spelling,
     /// Introduces a latest-reminder block.
-    pub latest_reminder: String,
+    pub latest_reminder: Spelling,
     /// The DSML marker used inside tool-call markup (no angle brackets).
-    pub dsml: String,
+    pub dsml: Spelling,
     /// The image placeholder.
-    pub image: String,
+    pub image: Spelling,
     /// Grounding: opens a referring expression.
-    pub ref_start: String,
+    pub ref_start: Spelling,
     /// Grounding: closes a referring expression.
-    pub ref_end: String,
+    pub ref_end: Spelling,
     /// Grounding: opens a bounding box.
-    pub box_start: String,
+    pub box_start: Spelling,
     /// Grounding: closes a bounding box.
-    pub box_end: String,
+    pub box_end: Spelling,
     /// Grounding: opens a point.
-    pub point_start: String,
+    pub point_start: Spelling,
     /// Grounding: closes a point.
-    pub point_end: String,
+    pub point_end: Spelling,
     /// Grounding: opens a polygon.
-    pub polygon_start: String,
+    pub polygon_start: Spelling,
     /// Grounding: closes a polygon.
-    pub polygon_end: String,
+    pub polygon_end: Spelling,
 }
 
 /// A partial replacement of [`SpecialTokens`]: every field that is `Some` overrides that spelling.
@@ -95,24 +101,24 @@ pub struct SpecialTokenOverrides {
 impl Default for SpecialTokens {
     fn default() -> Self {
         Self {
-            bos: "<｜begin▁of▁sentence｜>".to_owned(),
-            eos: "<｜end▁of▁sentence｜>".to_owned(),
-            thinking_start: "<think>".to_owned(),
-            thinking_end: "</think>".to_owned(),
-            system: "<｜System｜>".to_owned(),
-            user: "<｜User｜>".to_owned(),
-            assistant: "<｜Assistant｜>".to_owned(),
-            latest_reminder: "<｜latest_reminder｜>".to_owned(),
-            dsml: "｜DSML｜".to_owned(),
-            image: "<｜image｜>".to_owned(),
-            ref_start: "<｜ref｜>".to_owned(),
-            ref_end: "<｜/ref｜>".to_owned(),
-            box_start: "<｜box｜>".to_owned(),
-            box_end: "<｜/box｜>".to_owned(),
-            point_start: "<｜point｜>".to_owned(),
-            point_end: "<｜/point｜>".to_owned(),
-            polygon_start: "<｜polygon｜>".to_owned(),
-            polygon_end: "<｜/polygon｜>".to_owned(),
+            bos: Cow::Borrowed("<｜begin▁of▁sentence｜>"),
+            eos: Cow::Borrowed("<｜end▁of▁sentence｜>"),
+            thinking_start: Cow::Borrowed("<think>"),
+            thinking_end: Cow::Borrowed("</think>"),
+            system: Cow::Borrowed("<｜System｜>"),
+            user: Cow::Borrowed("<｜User｜>"),
+            assistant: Cow::Borrowed("<｜Assistant｜>"),
+            latest_reminder: Cow::Borrowed("<｜latest_reminder｜>"),
+            dsml: Cow::Borrowed("｜DSML｜"),
+            image: Cow::Borrowed("<｜image｜>"),
+            ref_start: Cow::Borrowed("<｜ref｜>"),
+            ref_end: Cow::Borrowed("<｜/ref｜>"),
+            box_start: Cow::Borrowed("<｜box｜>"),
+            box_end: Cow::Borrowed("<｜/box｜>"),
+            point_start: Cow::Borrowed("<｜point｜>"),
+            point_end: Cow::Borrowed("<｜/point｜>"),
+            polygon_start: Cow::Borrowed("<｜polygon｜>"),
+            polygon_end: Cow::Borrowed("<｜/polygon｜>"),
         }
     }
 }
@@ -120,7 +126,7 @@ impl Default for SpecialTokens {
 impl SpecialTokens {
     /// These spellings with the ones named in `overrides` replaced.
     pub fn with_overrides(mut self, overrides: &SpecialTokenOverrides) -> Self {
-        let pairs: [(&mut String, &Option<String>); 18] = [
+        let pairs: [(&mut Spelling, &Option<String>); 18] = [
             (&mut self.bos, &overrides.bos),
             (&mut self.eos, &overrides.eos),
             (&mut self.thinking_start, &overrides.thinking_start),
@@ -142,7 +148,7 @@ impl SpecialTokens {
         ];
         for (spelling, replacement) in pairs {
             if let Some(replacement) = replacement {
-                spelling.clone_from(replacement);
+                *spelling = Cow::Owned(replacement.clone());
             }
         }
         self

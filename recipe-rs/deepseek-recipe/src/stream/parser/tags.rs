@@ -34,7 +34,7 @@ pub(super) struct Tags {
 impl Tags {
     /// The tags spelled with `tokens`' thinking-end and DSML spellings.
     pub fn new(tokens: &SpecialTokens) -> Self {
-        let dsml = tokens.dsml.clone();
+        let dsml = tokens.dsml.to_string();
         let dsml_close = format!("</{dsml}");
         let block_close = [
             format!("{dsml_close}tool_calls>"),
@@ -43,7 +43,7 @@ impl Tags {
         let longest_tag = block_close[0].len().max(tokens.thinking_end.len());
         let tail_bytes = MIN_TAIL_BYTES.max(longest_tag + 1);
         Self {
-            think_end: tokens.thinking_end.clone(),
+            think_end: tokens.thinking_end.to_string(),
             dsml_open: format!("<{dsml}"),
             block_markers: [
                 INVOKE_START.to_owned(),
