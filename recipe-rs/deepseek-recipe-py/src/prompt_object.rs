@@ -21,7 +21,11 @@ pub(crate) fn prompt_object<'py>(
     let py = prompt_type.py();
     static OBJECT_NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let object_new = OBJECT_NEW.get_or_try_init(py, || {
-        PyResult::Ok(py.get_type::<PyAny>().getattr(intern!(py, "__new__"))?.unbind())
+        PyResult::Ok(
+            py.get_type::<PyAny>()
+                .getattr(intern!(py, "__new__"))?
+                .unbind(),
+        )
     })?;
     let object = object_new.bind(py).call1((prompt_type,))?;
     let fields = object
