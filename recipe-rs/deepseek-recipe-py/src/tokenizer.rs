@@ -55,20 +55,17 @@ fn bytearray_of<'py, const N: usize>(
     })
 }
 
-/// A `bytearray` of every id of `batch` in order, as native-endian uint32 (copied list by list:
-/// a loop over one list's ids compiles to wide copies, one over the flattened batch does not).
-fn ids_bytearray<'py>(py: Python<'py>, batch: &[Vec<u32>]) -> PyResult<Bound<'py, PyByteArray>> {
+/// A `bytearray` of every id of `batch` in order, as native-endian uint32, written on the
+/// tokenizer's threads (the GIL released: nothing else sees the new object yet).
+fn ids_bytearray<'py>(
+    py: Python<'py>,
+    tokenizer: &Tokenizer,
+    batch: &[Vec<u32>],
+) -> PyResult<Bound<'py, PyByteArray>> {
     let count: usize = batch.iter().map(Vec::len).sum();
     PyByteArray::new_with(py, count * 4, |bytes| {
-        let mut rest = bytes;
-        for ids in batch {
-            let (head, tail) = rest.split_at_mut(ids.len() * 4);
-            for (slot, id) in head.chunks_exact_mut(4).zip(ids) {
-                slot.copy_from_slice(&id.to_ne_bytes());
-            }
-            rest = tail;
-        }
-        Ok(())
+        py.detach(|| tokenizer.write_ids_ne(batch, bytes))
+            .map_err(to_py_err)
     })
 }
 
@@ -206,7 +203,7 @@ impl PyTokenizer {
         } else {
             self.inner.encode_parts(text, allow_special)
         };
-        ids_bytearray(py, &parts)
+        ids_bytearray(py, &self.inner, &parts)
     }
 
     /// The ids of each text, encoded in parallel without the GIL.
@@ -240,7 +237,7 @@ impl PyTokenizer {
         });
         let offsets = std::iter::once(0).chain(ends).map(u64::to_ne_bytes);
         let offsets = bytearray_of(py, batch.len() + 1, offsets)?;
-        Ok((ids_bytearray(py, &batch)?, offsets))
+        Ok((ids_bytearray(py, &self.inner, &batch)?, offsets))
     }
 
     /// The number of ids of each text, counted in parallel without the GIL.

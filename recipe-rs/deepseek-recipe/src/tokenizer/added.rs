@@ -21,8 +21,8 @@ struct Trie {
     /// Token id ending at each node, `u32::MAX` for none; node 0 is the root.
     ends: Vec<u32>,
     edges: FxHashMap<(u32, u8), u32>,
-    /// Whether a token starts with each byte.
-    starts: Vec<bool>,
+    /// The distinct first bytes of the tokens, in insertion order.
+    starts: Vec<u8>,
 }
 
 impl Trie {
@@ -30,7 +30,7 @@ impl Trie {
         Self {
             ends: vec![u32::MAX],
             edges: FxHashMap::default(),
-            starts: vec![false; 256],
+            starts: Vec::new(),
         }
     }
 
@@ -45,8 +45,25 @@ impl Trie {
         }
         self.ends[node as usize] = id;
         if let Some(&first) = spelling.as_bytes().first() {
-            self.starts[usize::from(first)] = true;
+            if !self.starts.contains(&first) {
+                self.starts.push(first);
+            }
         }
+    }
+
+    /// The first position from `at` on where a token could start (its byte starts a token).
+    /// Up to three distinct first bytes (the DeepSeek tokenizers have one or two) are found
+    /// with `memchr`'s vector search; more with a byte loop.
+    fn next_start(&self, bytes: &[u8], at: usize) -> Option<usize> {
+        let rest = &bytes[at..];
+        let found = match *self.starts.as_slice() {
+            [] => None,
+            [a] => memchr::memchr(a, rest),
+            [a, b] => memchr::memchr2(a, b, rest),
+            [a, b, c] => memchr::memchr3(a, b, c, rest),
+            ref many => rest.iter().position(|byte| many.contains(byte)),
+        };
+        found.map(|offset| at + offset)
     }
 
     /// The longest token starting at `at`: its end and id.
@@ -70,20 +87,19 @@ impl Trie {
     fn split<'t>(&self, text: &'t str, emit: &mut impl FnMut(Segment<'t>)) {
         let bytes = text.as_bytes();
         let mut gap_start = 0;
-        let mut at = 0;
-        while at < bytes.len() {
-            if self.starts[usize::from(bytes[at])] {
-                if let Some((end, id)) = self.longest_at(bytes, at) {
+        let mut from = 0;
+        while let Some(at) = self.next_start(bytes, from) {
+            match self.longest_at(bytes, at) {
+                Some((end, id)) => {
                     if gap_start < at {
                         emit(Segment::Text(&text[gap_start..at]));
                     }
                     emit(Segment::Token(id));
-                    at = end;
                     gap_start = end;
-                    continue;
+                    from = end;
                 }
+                None => from = at + 1,
             }
-            at += 1;
         }
         if gap_start < bytes.len() {
             emit(Segment::Text(&text[gap_start..]));
@@ -154,5 +170,63 @@ mod tests {
             segments(&added, "abxyab"),
             [Segment::Token(2), Segment::Token(1), Segment::Token(2)]
         );
+    }
+
+    /// Leftmost-longest matching by comparing every spelling at every position.
+    fn naive_split<'t>(spellings: &[&str], text: &'t str) -> Vec<Segment<'t>> {
+        let mut out = Vec::new();
+        let (mut gap_start, mut at) = (0, 0);
+        while at < text.len() {
+            let longest = (0..spellings.len())
+                .filter(|&id| text[at..].starts_with(spellings[id]))
+                .max_by_key(|&id| spellings[id].len());
+            match longest {
+                Some(id) => {
+                    if gap_start < at {
+                        out.push(Segment::Text(&text[gap_start..at]));
+                    }
+                    out.push(Segment::Token(id as u32));
+                    at += spellings[id].len();
+                    gap_start = at;
+                }
+                None => at += 1,
+            }
+        }
+        if gap_start < text.len() {
+            out.push(Segment::Text(&text[gap_start..]));
+        }
+        out
+    }
+
+    #[test]
+    fn every_count_of_first_bytes_finds_the_leftmost_longest_matches() {
+        // One to five distinct first bytes: memchr, memchr2, memchr3, then the byte loop.
+        let spellings = ["<a>", "[b]", "{c}", "(d)", "|e|", "<a>>"];
+        let texts = [
+            "x<a [b] {c}(d)|e| <a>(d |e|<",
+            "<a>><a>[b]{c}(d)|e|",
+            "no candidates at all",
+            "<<<a>>>[[b]]|",
+            "",
+        ];
+        for count in 1..=5 {
+            let used: Vec<&str> = spellings[..count]
+                .iter()
+                .chain(&spellings[5..])
+                .copied()
+                .collect();
+            let added = AddedTokens::new(
+                used.iter()
+                    .enumerate()
+                    .map(|(id, spelling)| (*spelling, id as u32, false)),
+            );
+            for text in texts {
+                assert_eq!(
+                    segments(&added, text),
+                    naive_split(&used, text),
+                    "{count} {text:?}"
+                );
+            }
+        }
     }
 }

@@ -72,6 +72,67 @@ pub(super) fn map_items<'a, T: Sync, S, R: Send>(
         .collect()
 }
 
+/// Bytes per id in [`write_ids_ne`]'s output (a native-endian `u32`).
+pub(super) const ID_BYTES: usize = 4;
+
+/// Writes every id of `lists`, in order, into `out` (exactly [`ID_BYTES`] per id), native-endian;
+/// on up to `threads` threads, each taking a consecutive run of about equal ids, when there are
+/// at least [`PARALLEL_MIN_WORK`] ids.
+pub(super) fn write_ids_ne<L: AsRef<[u32]>>(lists: &[L], threads: usize, out: &mut [u8]) {
+    let total: usize = lists.iter().map(|ids| ids.as_ref().len()).sum();
+    debug_assert_eq!(out.len(), total * ID_BYTES);
+    let threads = threads.max(1);
+    if threads == 1 || total < PARALLEL_MIN_WORK {
+        let mut rest = out;
+        for ids in lists {
+            let (head, tail) = rest.split_at_mut(ids.as_ref().len() * ID_BYTES);
+            copy_ids(ids.as_ref(), head);
+            rest = tail;
+        }
+        return;
+    }
+    let share = total.div_ceil(threads);
+    let mut runs: Vec<Vec<(&[u32], &mut [u8])>> = vec![Vec::new()];
+    let mut in_run = 0;
+    let mut rest = out;
+    for ids in lists {
+        let mut ids = ids.as_ref();
+        while !ids.is_empty() {
+            if in_run == share {
+                runs.push(Vec::new());
+                in_run = 0;
+            }
+            let (taken, left) = ids.split_at(ids.len().min(share - in_run));
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(taken.len() * ID_BYTES);
+            if let Some(run) = runs.last_mut() {
+                run.push((taken, head));
+            }
+            in_run += taken.len();
+            ids = left;
+            rest = tail;
+        }
+    }
+    std::thread::scope(|scope| {
+        let own = runs.pop();
+        for run in runs {
+            scope.spawn(move || {
+                run.into_iter()
+                    .for_each(|(ids, bytes)| copy_ids(ids, bytes))
+            });
+        }
+        own.into_iter()
+            .flatten()
+            .for_each(|(ids, bytes)| copy_ids(ids, bytes));
+    });
+}
+
+/// `ids` into `bytes` (exactly [`ID_BYTES`] per id), native-endian.
+fn copy_ids(ids: &[u32], bytes: &mut [u8]) {
+    for (slot, id) in bytes.chunks_exact_mut(ID_BYTES).zip(ids) {
+        slot.copy_from_slice(&id.to_ne_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +168,41 @@ mod tests {
             |(), item| (std::thread::current().id() == caller, item + 1),
         );
         assert_eq!(results, [(true, 2), (true, 3), (true, 4)]);
+    }
+
+    #[test]
+    fn ids_are_written_in_order_on_any_thread_count() {
+        let lists: Vec<Vec<u32>> = (0..300u32)
+            .map(|list| {
+                (0..(list * 37) % 1500)
+                    .map(|id| id ^ (list << 16))
+                    .collect()
+            })
+            .collect();
+        let expected: Vec<u8> = lists
+            .iter()
+            .flatten()
+            .flat_map(|id| id.to_ne_bytes())
+            .collect();
+        assert!(
+            expected.len() / ID_BYTES >= PARALLEL_MIN_WORK,
+            "large enough to go parallel"
+        );
+        for threads in [1, 2, 3, 16, 1000] {
+            let mut out = vec![0u8; expected.len()];
+            write_ids_ne(&lists, threads, &mut out);
+            assert!(out == expected, "threads {threads}");
+        }
+        let one_long = [expected
+            .iter()
+            .map(|&byte| u32::from(byte))
+            .collect::<Vec<u32>>()];
+        let mut out = vec![0u8; one_long[0].len() * ID_BYTES];
+        write_ids_ne(&one_long, 7, &mut out);
+        assert!(out
+            .chunks_exact(ID_BYTES)
+            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+            .eq(one_long[0].iter().copied()));
+        write_ids_ne::<Vec<u32>>(&[], 4, &mut []);
     }
 }

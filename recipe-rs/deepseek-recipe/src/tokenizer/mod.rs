@@ -219,6 +219,26 @@ impl Tokenizer {
         vec![out]
     }
 
+    /// Writes every id of `lists`, in order, into `out` as native-endian `u32` bytes, on up to
+    /// [`threads`](Self::threads) threads when there are many: how a host fills an id array of
+    /// its own (a Python `bytearray`) from [`encode_parts`](Self::encode_parts) or
+    /// [`encode_batch`](Self::encode_batch) without one thread copying every id.
+    ///
+    /// # Errors
+    /// [`Error::Tokenizer`] when `out` is not exactly 4 bytes per id.
+    pub fn write_ids_ne<L: AsRef<[u32]>>(&self, lists: &[L], out: &mut [u8]) -> Result<()> {
+        let ids: usize = lists.iter().map(|ids| ids.as_ref().len()).sum();
+        if out.len() != ids * batch::ID_BYTES {
+            return Err(Error::Tokenizer(format!(
+                "{} bytes cannot hold {ids} ids of {} bytes",
+                out.len(),
+                batch::ID_BYTES
+            )));
+        }
+        batch::write_ids_ne(lists, self.threads, out);
+        Ok(())
+    }
+
     /// `job` with this thread's encode state for this tokenizer (its word cache kept across
     /// calls).
     fn with_state<R>(&self, job: impl FnOnce(&mut EncodeState) -> R) -> R {
