@@ -226,8 +226,7 @@ def convert(
     wrong types) and `ConversionError` (with the official `status_code` and `body`) for an
     invalid one.
     """
-    # The common call (a `str` body, a protocol, default options) without a helper call each.
-    body = request if type(request) is str else _as_text(request)
+    body = _as_text(request)
     if not protocol:
         protocol = infer_protocol(request)
     return ConvertedRequest(_native.convert(protocol, body, _options_json(options)), protocol)

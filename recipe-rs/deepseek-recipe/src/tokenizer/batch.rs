@@ -75,11 +75,15 @@ pub(super) fn map_items<'a, T: Sync, S, R: Send>(
 /// Bytes per id in [`write_ids_ne`]'s output (a native-endian `u32`).
 pub(super) const ID_BYTES: usize = 4;
 
-/// Writes every id of `lists`, in order, into `out` (exactly [`ID_BYTES`] per id), native-endian;
-/// on up to `threads` threads, each taking a consecutive run of about equal ids, when there are
-/// at least [`PARALLEL_MIN_WORK`] ids.
-pub(super) fn write_ids_ne<L: AsRef<[u32]>>(lists: &[L], threads: usize, out: &mut [u8]) {
-    let total: usize = lists.iter().map(|ids| ids.as_ref().len()).sum();
+/// Writes every id of `lists` (`total` ids), in order, into `out` (exactly [`ID_BYTES`] per id),
+/// native-endian; on up to `threads` threads, each taking a consecutive run of about equal ids,
+/// when there are at least [`PARALLEL_MIN_WORK`] ids.
+pub(super) fn write_ids_ne<L: AsRef<[u32]>>(
+    lists: &[L],
+    total: usize,
+    threads: usize,
+    out: &mut [u8],
+) {
     debug_assert_eq!(out.len(), total * ID_BYTES);
     let threads = threads.max(1);
     if threads == 1 || total < PARALLEL_MIN_WORK {
@@ -190,7 +194,7 @@ mod tests {
         );
         for threads in [1, 2, 3, 16, 1000] {
             let mut out = vec![0u8; expected.len()];
-            write_ids_ne(&lists, threads, &mut out);
+            write_ids_ne(&lists, expected.len() / ID_BYTES, threads, &mut out);
             assert!(out == expected, "threads {threads}");
         }
         let one_long = [expected
@@ -198,11 +202,11 @@ mod tests {
             .map(|&byte| u32::from(byte))
             .collect::<Vec<u32>>()];
         let mut out = vec![0u8; one_long[0].len() * ID_BYTES];
-        write_ids_ne(&one_long, 7, &mut out);
+        write_ids_ne(&one_long, one_long[0].len(), 7, &mut out);
         assert!(out
             .chunks_exact(ID_BYTES)
             .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
             .eq(one_long[0].iter().copied()));
-        write_ids_ne::<Vec<u32>>(&[], 4, &mut []);
+        write_ids_ne::<Vec<u32>>(&[], 0, 4, &mut []);
     }
 }

@@ -235,7 +235,7 @@ impl Tokenizer {
                 batch::ID_BYTES
             )));
         }
-        batch::write_ids_ne(lists, self.threads, out);
+        batch::write_ids_ne(lists, ids, self.threads, out);
         Ok(())
     }
 
