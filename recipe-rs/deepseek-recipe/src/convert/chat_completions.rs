@@ -251,7 +251,7 @@ fn build_content(
     let mut builder = ContentBuilder::default();
     let parts = match content {
         ChatContent::Text(text) => {
-            builder.push_text(&text);
+            builder.push_text(text);
             return Ok(builder);
         }
         ChatContent::Parts(parts) => parts,
@@ -277,7 +277,7 @@ fn build_content(
     let mut files = files.into_iter();
     for (part_index, part) in parts.into_iter().enumerate() {
         match (part, version) {
-            (ChatContentPart::Text { text }, _) => builder.push_text(&text),
+            (ChatContentPart::Text { text }, _) => builder.push_text(text),
             (
                 ChatContentPart::ImageUrl { .. } | ChatContentPart::File { .. },
                 ModelVersion::DeepseekV4Pro,

@@ -1,5 +1,7 @@
 //! Building message text from parts: text and image placeholders joined by a blank line.
 
+use std::borrow::Cow;
+
 use crate::conversation::{ImageRef, ImageSource, Message, Role};
 
 /// The text V4 Pro shows instead of an image.
@@ -24,10 +26,16 @@ impl ContentBuilder {
         self.parts += 1;
     }
 
-    /// Appends a text part.
-    pub fn push_text(&mut self, text: &str) {
-        self.separate();
-        self.content.push_str(text);
+    /// Appends a text part (the first one given as a `String` becomes the content, uncopied).
+    pub fn push_text<'a>(&mut self, text: impl Into<Cow<'a, str>>) {
+        let text = text.into();
+        if self.parts == 0 {
+            self.parts = 1;
+            self.content = text.into_owned();
+        } else {
+            self.separate();
+            self.content.push_str(&text);
+        }
     }
 
     /// Appends an image: its placeholder spelling at this position, recorded as a span.

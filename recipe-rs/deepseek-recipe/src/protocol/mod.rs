@@ -4,12 +4,13 @@
 //! Parsing is two-staged like the reference: the text is first read as a JSON value (errors
 //! `invalid JSON request: … at line L column C`), then the value is deserialised into the typed
 //! request (errors `invalid request body: …`, without position). Unknown fields are ignored,
-//! `null` means absent and a repeated key keeps its last value. Chat Completions and Messages
-//! bodies that a pre-scan shows to be read alike either way are read straight into the typed
-//! request, without the intermediate value; any other body, and every error, takes the two stages
-//! (see `shared::from_json`).
+//! `null` means absent and a repeated key keeps its last value. Most bodies are read straight into
+//! the typed request by a strict reader of our own (`direct_read`), which gives the same values
+//! and declines whatever the two stages might decide differently; a declined body, and every
+//! error, takes the two stages (see `shared::from_json`).
 
 pub mod chat_completions;
+mod direct_read;
 pub mod messages;
 pub mod output;
 pub mod responses;

@@ -8,96 +8,13 @@ use crate::error::{Error, Result, INVALID_JSON_PREFIX};
 
 /// Reads a request body with the errors of the two-stage read (see the module docs).
 ///
-/// A body the typed shape takes straight from the text is read once, without the intermediate
-/// JSON value, when [`typed_read_is_exact`] says that this accepts exactly what the two-stage
-/// read accepts and gives the same values; any other body, and any error, goes through the two
-/// stages, whose error wording is the reference's.
+/// A body the direct read takes (`direct_read`: the same values wherever it reads a body) is read
+/// once, without the intermediate JSON value; any other body, and every error, goes through the
+/// two stages, whose error wording is the reference's.
 pub(crate) fn from_json<T: DeserializeOwned>(body: &str) -> Result<T> {
-    if typed_read_is_exact(body) {
-        if let Ok(typed) = serde_json::from_str(body) {
-            return Ok(typed);
-        }
-    }
-    typed_from_value(json_from_text(body)?)
-}
-
-/// Nesting deeper than this always takes the two-stage read (serde_json's limit is 128).
-const DIRECT_MAX_DEPTH: usize = 64;
-/// A digit run longer than this always takes the two-stage read (it may not fit an `f64`).
-const DIRECT_MAX_DIGITS: usize = 300;
-
-/// Whether reading `body` straight into a typed shape can only succeed where the two-stage read
-/// succeeds.
-///
-/// Both read the typed parts alike, but the direct read skips unknown fields with serde_json's
-/// lenient skipper, which checks neither nesting depth, nor surrogate escapes, nor whether a
-/// number fits an `f64`; the two-stage read parses those fields too and rejects such bodies. So a
-/// body with deep nesting, anything spelled like a `\u` escape of a surrogate, any number with an
-/// exponent or any very long digit run is read in two stages. (The scan does not check syntax: a
-/// body that is not JSON fails the direct read and then gets its two-stage error.)
-fn typed_read_is_exact(body: &str) -> bool {
-    let bytes = body.as_bytes();
-    if spells_surrogate_escape(bytes) {
-        return false;
-    }
-    let mut depth = 0usize;
-    let mut digits = 0usize;
-    let mut at = 0;
-    while let Some(&byte) = bytes.get(at) {
-        at += 1;
-        if byte.is_ascii_digit() {
-            digits += 1;
-            if digits > DIRECT_MAX_DIGITS {
-                return false;
-            }
-            continue;
-        }
-        let after_digit = digits > 0;
-        digits = 0;
-        match byte {
-            b'"' => match string_end(bytes, at) {
-                Some(end) => at = end,
-                None => return false,
-            },
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > DIRECT_MAX_DEPTH {
-                    return false;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b'e' | b'E' if after_digit => return false,
-            _ => {}
-        }
-    }
-    true
-}
-
-/// Whether `bytes` hold `\uD800`-`\uDFFF` anywhere (in either case), escaped or not.
-fn spells_surrogate_escape(bytes: &[u8]) -> bool {
-    [b"\\ud", b"\\uD"].iter().any(|prefix| {
-        memchr::memmem::find_iter(bytes, prefix).any(|at| {
-            bytes
-                .get(at + prefix.len())
-                .is_some_and(|next| matches!(next, b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
-        })
-    })
-}
-
-/// The index after the closing quote of the string whose contents start at `at` (a quote
-/// preceded by an odd number of backslashes is escaped), if it is closed.
-fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
-    loop {
-        let quote = at + memchr::memchr(b'"', bytes.get(at..)?)?;
-        let backslashes = bytes[..quote]
-            .iter()
-            .rev()
-            .take_while(|&&byte| byte == b'\\')
-            .count();
-        if backslashes % 2 == 0 {
-            return Some(quote + 1);
-        }
-        at = quote + 1;
+    match super::direct_read::read(body) {
+        Some(typed) => Ok(typed),
+        None => typed_from_value(json_from_text(body)?),
     }
 }
 
@@ -252,44 +169,32 @@ mod tests {
     }
 
     #[test]
-    fn ordinary_bodies_are_read_directly() {
-        for body in [
-            r#"{"name": "x", "temperature": 0.5, "extra": [true, false, null, -12.5, "\u00e9\n"]}"#,
-            r#"{"name": "e\"E\\u", "n": 10, "deep": [[[[{"a": 1}]]]]}"#,
-            r#"{"name": "quoted \"1e5\" and \\\"2E3", "n": 3}"#,
-            "{}",
-        ] {
-            assert!(typed_read_is_exact(body), "{body}");
-        }
-        // A string ending in an escaped backslash closes at the next quote.
-        assert!(!typed_read_is_exact(r#"{"name": "a\\", "x": 1e5}"#));
-    }
-
-    #[test]
-    fn what_only_the_skipper_accepts_is_read_in_two_stages() {
+    fn read_and_declined_bodies_give_the_two_stage_outcome() {
         let deep = format!(
             r#"{{"name": "x", "extra": {}1{}}}"#,
             "[".repeat(200),
             "]".repeat(200)
         );
-        let bodies = [
+        let long_number = format!(r#"{{"name": "x", "extra": 1{}}}"#, "0".repeat(400));
+        for body in [
+            r#"{"name": "x", "temperature": 0.5, "extra": [true, false, null, -12.5, "\u00e9\n"]}"#,
+            r#"{"name": "e\"E\\u", "n": 10, "deep": [[[[{"a": 1}]]]]}"#,
+            r#"{"name": "a\\", "x": 1e5}"#,
+            "{}",
             deep.as_str(),
+            long_number.as_str(),
             r#"{"name": "x", "extra": "\ud800"}"#,
             r#"{"name": "x", "extra": "\uDFFF\uD800"}"#,
+            r#"{"name": "x", "extra": "\ud83d\ude00"}"#,
             r#"{"name": "x", "extra": 1e400}"#,
             r#"{"name": "x", "extra": 1E2}"#,
-        ];
-        for body in bodies {
-            assert!(!typed_read_is_exact(body), "{body}");
-            let expected = two_stage(body).map_err(|err| err.to_string());
+        ] {
             assert_eq!(
                 from_json::<Shape>(body).map_err(|err| err.to_string()),
-                expected
+                two_stage(body).map_err(|err| err.to_string()),
+                "{body}"
             );
         }
-        let long_number = format!(r#"{{"name": "x", "extra": 1{}}}"#, "0".repeat(400));
-        assert!(!typed_read_is_exact(&long_number));
-        assert!(from_json::<Shape>(&long_number).is_err());
     }
 
     #[test]

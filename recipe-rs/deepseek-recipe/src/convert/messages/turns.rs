@@ -93,8 +93,8 @@ impl MessageConverter<'_> {
         let mut tools = Vec::new();
         for (block_index, block) in blocks.into_iter().enumerate() {
             match block {
-                ContentBlock::Text { text } => builder.push_text(&text),
-                ContentBlock::Document { source } => builder.push_text(&document_note(&source)),
+                ContentBlock::Text { text } => builder.push_text(text),
+                ContentBlock::Document { source } => builder.push_text(document_note(&source)),
                 ContentBlock::Image { source } => match self.version {
                     ModelVersion::DeepseekV4Pro => builder.push_text(UNSUPPORTED_IMAGE_TEXT),
                     ModelVersion::DeepseekV41Flash => {
@@ -323,13 +323,13 @@ impl MessageConverter<'_> {
         let mut builder = ContentBuilder::default();
         match content {
             None => {}
-            Some(ToolResultContent::Text(text)) => builder.push_text(&text),
+            Some(ToolResultContent::Text(text)) => builder.push_text(text),
             Some(ToolResultContent::Blocks(blocks)) => {
                 for (part_index, block) in blocks.into_iter().enumerate() {
                     match block {
-                        ToolResultBlock::Text { text } => builder.push_text(&text),
+                        ToolResultBlock::Text { text } => builder.push_text(text),
                         ToolResultBlock::Document { source } => {
-                            builder.push_text(&document_note(&source))
+                            builder.push_text(document_note(&source))
                         }
                         ToolResultBlock::ToolReference { tool_name } => {
                             let Some(tool) = self

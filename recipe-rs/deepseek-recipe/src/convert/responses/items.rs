@@ -284,7 +284,7 @@ impl ItemConverter<'_> {
         let mut builder = ContentBuilder::default();
         let parts = match content {
             ItemContent::Text(text) => {
-                builder.push_text(&text);
+                builder.push_text(text);
                 return Ok(builder);
             }
             ItemContent::Parts(parts) => parts,
@@ -296,7 +296,7 @@ impl ItemConverter<'_> {
         for (part_index, part) in parts.into_iter().enumerate() {
             match part {
                 ResponsesContentBlock::InputText { text }
-                | ResponsesContentBlock::OutputText { text } => builder.push_text(&text),
+                | ResponsesContentBlock::OutputText { text } => builder.push_text(text),
                 ResponsesContentBlock::InputFile {} => builder.push_text("[Unsupported Document]"),
                 ResponsesContentBlock::InputImage(ResponsesInputImage {
                     image_url,
