@@ -29,6 +29,22 @@ pub(crate) fn read<T: DeserializeOwned>(text: &str) -> Option<T> {
     reader.at_end().then_some(value)
 }
 
+/// A `deserialize_*` method that reads the value as [`Deserializer::deserialize_any`] does when
+/// its first byte is of the kinds `$first` (what the two-stage read's JSON value takes for that
+/// method: `deserialize_str` only a string, `deserialize_u64` only a number, …), and declines any
+/// other kind, which the JSON value would reject even where the visitor takes it (a variant
+/// identifier takes an index as well as a name).
+macro_rules! of_kinds {
+    ($($method:ident($($argument:ident: $kind:ty),*) => $first:pat,)*) => {$(
+        fn $method<V: Visitor<'de>>(self, $($argument: $kind,)* visitor: V) -> Read<V::Value> {
+            match self.peek()? {
+                $first => self.deserialize_any(visitor),
+                _ => Err(Declined),
+            }
+        }
+    )*};
+}
+
 impl<'de> Deserializer<'de> for &mut Reader<'de> {
     type Error = Declined;
 
@@ -115,11 +131,31 @@ impl<'de> Deserializer<'de> for &mut Reader<'de> {
         self.deserialize_any(visitor)
     }
 
-    // The two-stage read shows a visitor what the JSON value holds, whatever it asks for (a
-    // number as `u64`, `i64` or `f64` as parsed, even to an `f32` or `u128` field).
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string unit unit_struct
-        seq tuple tuple_struct map struct identifier
+    of_kinds! {
+        deserialize_bool() => b't' | b'f',
+        deserialize_i8() => b'-' | b'0'..=b'9',
+        deserialize_i16() => b'-' | b'0'..=b'9',
+        deserialize_i32() => b'-' | b'0'..=b'9',
+        deserialize_i64() => b'-' | b'0'..=b'9',
+        deserialize_i128() => b'-' | b'0'..=b'9',
+        deserialize_u8() => b'-' | b'0'..=b'9',
+        deserialize_u16() => b'-' | b'0'..=b'9',
+        deserialize_u32() => b'-' | b'0'..=b'9',
+        deserialize_u64() => b'-' | b'0'..=b'9',
+        deserialize_u128() => b'-' | b'0'..=b'9',
+        deserialize_f32() => b'-' | b'0'..=b'9',
+        deserialize_f64() => b'-' | b'0'..=b'9',
+        deserialize_char() => b'"',
+        deserialize_str() => b'"',
+        deserialize_string() => b'"',
+        deserialize_identifier() => b'"',
+        deserialize_unit() => b'n',
+        deserialize_unit_struct(_name: &'static str) => b'n',
+        deserialize_seq() => b'[',
+        deserialize_tuple(_len: usize) => b'[',
+        deserialize_tuple_struct(_name: &'static str, _len: usize) => b'[',
+        deserialize_map() => b'{',
+        deserialize_struct(_name: &'static str, _fields: &'static [&'static str]) => b'[' | b'{',
     }
 }
 

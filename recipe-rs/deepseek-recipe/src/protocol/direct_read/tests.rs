@@ -173,6 +173,31 @@ const ALPHABET: [&str; 24] = [
     "\u{1}", "\n", "é", "😀", "null", "1e400",
 ];
 
+/// Values a mutation puts in place of a whole string (a key or a value).
+const VALUES: [&str; 8] = ["1", "-0.5", "null", "true", "[]", "{}", "\"x\"", "[1]"];
+
+/// The byte range (quotes included) of the first string of `text` that starts at or after `at`.
+fn string_at_or_after(text: &str, at: usize) -> Option<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] != b'"' {
+            index += 1;
+            continue;
+        }
+        let open = index;
+        index += 1;
+        while *bytes.get(index)? != b'"' {
+            index += if bytes[index] == b'\\' { 2 } else { 1 };
+        }
+        index += 1;
+        if open >= at {
+            return Some(open..index);
+        }
+    }
+    None
+}
+
 fn mutate(seed: &str, edits: &[(usize, usize, usize)]) -> String {
     let mut text = seed.to_owned();
     for &(at, kind, piece) in edits {
@@ -180,8 +205,13 @@ fn mutate(seed: &str, edits: &[(usize, usize, usize)]) -> String {
         while !text.is_char_boundary(at) {
             at -= 1;
         }
-        match kind % 3 {
+        match kind % 4 {
             0 => text.insert_str(at, ALPHABET[piece % ALPHABET.len()]),
+            3 => {
+                if let Some(span) = string_at_or_after(&text, at) {
+                    text.replace_range(span, VALUES[piece % VALUES.len()]);
+                }
+            }
             1 => {
                 if let Some(removed) = text[at..].chars().next() {
                     text.replace_range(at..at + removed.len_utf8(), "");
@@ -223,7 +253,15 @@ proptest::proptest! {
     #[test]
     fn mutated_bodies_are_read_as_the_two_stages_read_them(
         seed in 0usize..SEEDS.len(),
-        edits in proptest::collection::vec((0usize..2000, 0usize..3, 0usize..64), 0..4),
+        edits in proptest::collection::vec((0usize..2000, 0usize..4, 0usize..64), 0..4),
+    ) {
+        agrees_everywhere(&mutate(SEEDS[seed], &edits));
+    }
+
+    #[test]
+    fn strings_replaced_by_other_kinds_are_read_as_the_two_stages_read_them(
+        seed in 0usize..SEEDS.len(),
+        edits in proptest::collection::vec((0usize..2000, 3usize..4, 0usize..64), 1..3),
     ) {
         agrees_everywhere(&mutate(SEEDS[seed], &edits));
     }
@@ -238,4 +276,24 @@ fn the_seed_bodies_are_read_directly() {
     for seed in SEEDS {
         agrees_everywhere(seed);
     }
+}
+
+#[test]
+fn each_kind_reaches_only_the_methods_the_json_value_serves_it_to() {
+    // A derived identifier visitor takes a variant's index as well as its name; the JSON value
+    // serves identifiers only from strings.
+    for text in [
+        r#"{"name": "x", "items": [{"kind": 1, "count": 2}]}"#,
+        r#"{"name": "x", "mode": 0}"#,
+        r#"{"name": "x", "flag": 1}"#,
+        r#"{"name": "x", "limit": true}"#,
+        r#"{"name": ["x"]}"#,
+        r#"{"name": "x", "items": {"kind": "count", "count": 2}}"#,
+    ] {
+        assert_eq!(two_stage::<Shape>(text), None, "{text}");
+        assert_eq!(read::<Shape>(text), None, "{text}");
+    }
+    let text = r#"["x", null, "fast", 7, -1, 0.5, false, {"k": []}]"#;
+    assert_eq!(read::<Shape>(text), two_stage::<Shape>(text));
+    assert!(read::<Shape>(text).is_some());
 }
