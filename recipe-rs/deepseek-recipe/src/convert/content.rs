@@ -28,13 +28,10 @@ impl ContentBuilder {
 
     /// Appends a text part (the first one given as a `String` becomes the content, uncopied).
     pub fn push_text<'a>(&mut self, text: impl Into<Cow<'a, str>>) {
-        let text = text.into();
-        if self.parts == 0 {
-            self.parts = 1;
-            self.content = text.into_owned();
-        } else {
-            self.separate();
-            self.content.push_str(&text);
+        self.separate();
+        match text.into() {
+            Cow::Owned(text) if self.content.is_empty() => self.content = text,
+            text => self.content.push_str(&text),
         }
     }
 

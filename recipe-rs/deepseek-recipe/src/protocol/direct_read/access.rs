@@ -4,13 +4,13 @@ use serde::de::{DeserializeSeed, MapAccess, SeqAccess};
 
 use super::reader::{Declined, Read, Reader};
 
-/// The elements of the array whose `[` was just read.
-pub(super) struct Items<'a, 'de> {
+/// The elements of the array, or the entries of the object, whose opening bracket was just read.
+pub(super) struct Members<'a, 'de> {
     reader: &'a mut Reader<'de>,
     first: bool,
 }
 
-impl<'a, 'de> Items<'a, 'de> {
+impl<'a, 'de> Members<'a, 'de> {
     pub(super) fn new(reader: &'a mut Reader<'de>) -> Self {
         Self {
             reader,
@@ -19,37 +19,22 @@ impl<'a, 'de> Items<'a, 'de> {
     }
 }
 
-impl<'de> SeqAccess<'de> for Items<'_, 'de> {
+impl<'de> SeqAccess<'de> for Members<'_, 'de> {
     type Error = Declined;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Read<Option<T::Value>> {
-        if !next_entry(self.reader, &mut self.first, b']')? {
+        if !next_member(self.reader, &mut self.first, b']')? {
             return Ok(None);
         }
         seed.deserialize(&mut *self.reader).map(Some)
     }
 }
 
-/// The entries of the object whose `{` was just read.
-pub(super) struct Entries<'a, 'de> {
-    reader: &'a mut Reader<'de>,
-    first: bool,
-}
-
-impl<'a, 'de> Entries<'a, 'de> {
-    pub(super) fn new(reader: &'a mut Reader<'de>) -> Self {
-        Self {
-            reader,
-            first: true,
-        }
-    }
-}
-
-impl<'de> MapAccess<'de> for Entries<'_, 'de> {
+impl<'de> MapAccess<'de> for Members<'_, 'de> {
     type Error = Declined;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Read<Option<K::Value>> {
-        if !next_entry(self.reader, &mut self.first, b'}')? {
+        if !next_member(self.reader, &mut self.first, b'}')? {
             return Ok(None);
         }
         if self.reader.peek()? != b'"' {
@@ -67,7 +52,7 @@ impl<'de> MapAccess<'de> for Entries<'_, 'de> {
 
 /// Whether another element or entry follows (consuming the comma before it); `false` at the
 /// `close` byte, which is left for the caller. A trailing comma fails at the value after it.
-fn next_entry(reader: &mut Reader<'_>, first: &mut bool, close: u8) -> Read<bool> {
+fn next_member(reader: &mut Reader<'_>, first: &mut bool, close: u8) -> Read<bool> {
     let byte = reader.peek()?;
     if byte == close {
         return Ok(false);

@@ -18,7 +18,7 @@ mod string;
 use serde::de::{DeserializeOwned, IntoDeserializer, Visitor};
 use serde::Deserializer;
 
-use access::{Entries, Items};
+use access::Members;
 use reader::{Declined, Read, Reader};
 use string::Text;
 
@@ -68,13 +68,13 @@ impl<'de> Deserializer<'de> for &mut Reader<'de> {
             },
             b'[' => {
                 self.enter()?;
-                let value = visitor.visit_seq(Items::new(self))?;
+                let value = visitor.visit_seq(Members::new(self))?;
                 self.leave(b']')?;
                 Ok(value)
             }
             b'{' => {
                 self.enter()?;
-                let value = visitor.visit_map(Entries::new(self))?;
+                let value = visitor.visit_map(Members::new(self))?;
                 self.leave(b'}')?;
                 Ok(value)
             }

@@ -76,7 +76,7 @@ impl<'de> Reader<'de> {
         if self.peek()? != byte {
             return Err(Declined);
         }
-        self.at += 1;
+        self.advance();
         Ok(())
     }
 

@@ -2,12 +2,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::read;
+use crate::protocol::shared::{json_from_text, typed_from_value};
 
-/// The two-stage read: text to a JSON value, value to `T`.
+/// The two-stage read's outcome: text to a JSON value, value to `T`.
 fn two_stage<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|value| T::deserialize(value).ok())
+    typed_from_value(json_from_text(text).ok()?).ok()
 }
 
 #[derive(Debug, PartialEq, Deserialize)]
