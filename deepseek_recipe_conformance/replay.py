@@ -5,6 +5,8 @@ processor. The client sees that text again (reasoning, content, tool-call argume
 suite can rebuild a model output that yields it, feed it through the same processor with the
 host's ids, timestamps and prompt usage, and compare the host's answer with the result: every
 key, value and event the host sends is then judged against the recipe, whatever the model said.
+Where what the client sees fits more than one model output (a raw argument value that is not
+JSON, a call that may or may not have been cut by the token limit), each is tried.
 
 What the host may choose is kept out of the comparison (`normalize`): random tool-call id
 characters, `completed_at`, completion-token counts (checked by the usage checks), log
@@ -52,41 +54,78 @@ class Expected:
 # ------------------------------------------------------------------ arguments → DSML
 
 
-def _split_arguments(text: str) -> tuple[list[tuple[str, str]], str | None]:
-    """Split argument text written the recipe's way (`{` KEY `: ` VALUE (`, ` ...)* `}`) into raw
-    (key, value) pairs, plus the DSML of a last parameter the output was cut in (None when the
-    object is closed)."""
+@dataclass(frozen=True)
+class _Reading:
+    """One way the recipe can have written a call's argument text: raw (key, value) pairs and,
+    when the call was cut, the DSML of the parameter it was cut in (None: the call is closed)."""
+
+    pairs: tuple[tuple[str, str], ...]
+    cut: str | None
+
+
+def _first_key(text: str) -> tuple[str, int] | None:
+    """The first key of argument text (it runs to the first space, after `{`, and ends in `:`)
+    and where its value starts; None when the text ends inside it."""
+    space = text.find(" ", 1)
+    if space < 0:
+        return None
+    if text[space - 1] != ":" or space - 1 <= 1:
+        raise NotRecipeOutput(f"a key followed by ': ' in {text[:80]!r}")
+    return text[1 : space - 1], space + 1
+
+
+def _readings(text: str) -> list[_Reading]:
+    """Every reading of argument text, preferred first.
+
+    Values are written verbatim (`string="false"`), so the text after the first key can always
+    be one raw value: closed by the final `}`, or cut by the token limit. The values read one by
+    one as JSON come first when they fit."""
     if text == "":
-        return [], ""  # cut before the first parameter
+        return [_Reading((), "")]  # cut before the first parameter
     if not text.startswith("{"):
         raise NotRecipeOutput(f"arguments that start with '{{': {text[:60]!r}")
-    if text == "{}":
-        return [], None
+    if text == "{}":  # Messages shows a call cut before its first parameter as `{}` too
+        return [_Reading((), None), _Reading((), "")]
+    first = _first_key(text)
+    if first is None:  # cut inside the first key
+        return [_Reading((), f"<{DSML}parameter name={text[1:]}")]
+    key, at = first
+    structured = _json_reading(text)
+    raw = [_Reading(((key, text[at:-1]),), None)] if text.endswith("}") else []
+    raw.append(_Reading((), f'<{DSML}parameter name={key} string="false">{text[at:]}'))
+    return ([structured] if structured else []) + [r for r in raw if r != structured]
+
+
+def _json_reading(text: str) -> _Reading | None:
+    """The reading with every value a JSON value followed by `, ` or the final `}` (or cut
+    inside or right after the last one); None when a value is not."""
     pairs: list[tuple[str, str]] = []
     at = 1
     decoder = json.JSONDecoder()
     while True:
         space = text.find(" ", at)
-        if space < 0:  # cut inside a key (the key runs to the first space)
-            return pairs, f"<{DSML}parameter name={text[at:]}"
+        if space < 0:  # cut inside a key
+            return _Reading(tuple(pairs), f"<{DSML}parameter name={text[at:]}")
         if text[space - 1] != ":" or space - 1 <= at:
-            raise NotRecipeOutput(f"a key followed by ': ' in {text[:80]!r}")
+            return None
         key, at = text[at : space - 1], space + 1
         value_end = _value_end(text, at, decoder)
-        if value_end is None or value_end == len(text):  # cut inside or right after the value
-            return pairs, f'<{DSML}parameter name={key} string="false">{text[at:]}'
+        if value_end is None:
+            return None
+        if value_end == len(text):  # cut right after the value
+            return _Reading(tuple(pairs), f'<{DSML}parameter name={key} string="false">{text[at:]}')
         pairs.append((key, text[at:value_end]))
         at = value_end
         if text[at:] == "}":
-            return pairs, None
+            return _Reading(tuple(pairs), None)
         if not text.startswith(", ", at):
-            raise NotRecipeOutput(f"', ' or '}}' after a value in {text[:80]!r}")
+            return None
         at += 2
 
 
 def _value_end(text: str, start: int, decoder: json.JSONDecoder) -> int | None:
     """End of the JSON value (with surrounding whitespace) starting at `start`; None when the
-    text ends inside it."""
+    text there is not one."""
     at = start
     while at < len(text) and text[at] in " \t\r\n":
         at += 1
@@ -99,9 +138,7 @@ def _value_end(text: str, start: int, decoder: json.JSONDecoder) -> int | None:
     return at
 
 
-def _invoke(call: ToolCall) -> tuple[str, bool]:
-    """DSML text of one call whose arguments the recipe synthesises exactly as the host sent
-    them (values raw, `string="false"`); the flag says whether the call was completed."""
+def _call_name(call: ToolCall) -> str:
     name = call.name or ""
     if call.namespace is not None:
         name = f"{call.namespace}__{name}"  # the function name the namespace flattens to
@@ -109,23 +146,37 @@ def _invoke(call: ToolCall) -> tuple[str, bool]:
         raise NotReplayable("a custom tool call (its input is raw text)")
     if '"' in name:
         raise NotReplayable(f"a tool name without quotes: {name!r}")
-    pairs, cut = _split_arguments(call.arguments)
+    return name
+
+
+def _invoke(name: str, reading: _Reading) -> str:
+    """DSML text of one call whose arguments the recipe writes as `reading` says (values raw,
+    `string="false"`)."""
     text = f'<{DSML}invoke name="{name}">\n'
-    for key, value in pairs:
+    for key, value in reading.pairs:
         text += f'<{DSML}parameter name={key} string="false">{value}</{DSML}parameter>\n'
-    if cut is not None:
-        return text + cut, False
-    return text + f"</{DSML}invoke>\n", True
+    if reading.cut is not None:
+        return text + reading.cut
+    return text + f"</{DSML}invoke>\n"
 
 
-def _tool_block(calls: list[ToolCall], opener: bool) -> list[str]:
+def _tool_blocks(calls: list[ToolCall], opener: bool) -> list[list[str]]:
+    """The tool-call block's pieces, one list per reading of the last call (every call before
+    it is closed)."""
     pieces = [f"<{DSML}tool_calls>\n"] if opener else []
-    for call in calls:
-        text, complete = _invoke(call)
-        pieces.append(text)
-        if not complete:
-            return pieces
-    return [*pieces, f"</{DSML}tool_calls>"]
+    if not calls:
+        return [[*pieces, f"</{DSML}tool_calls>"]]
+    for index, call in enumerate(calls[:-1]):
+        closed = [r for r in _readings(call.arguments) if r.cut is None]
+        if not closed:
+            raise NotRecipeOutput(f"tool call {index} is not closed but another follows it")
+        pieces.append(_invoke(_call_name(call), closed[0]))
+    name = _call_name(calls[-1])
+    blocks = []
+    for reading in _readings(calls[-1].arguments):
+        block = [*pieces, _invoke(name, reading)]
+        blocks.append(block if reading.cut is not None else [*block, f"</{DSML}tool_calls>"])
+    return blocks
 
 
 # ------------------------------------------------------------------ the model output
@@ -139,16 +190,18 @@ def _finish_chunk(output: Output) -> str:
     return FINISH_CHUNKS[output.finish]
 
 
-def model_pieces(converted: ConvertedRequest, output: Output, stream: bool) -> list[str]:
+def model_pieces(converted: ConvertedRequest, output: Output, stream: bool) -> list[list[str]]:
     """Model text pieces that the recipe turns into `output` (`stream`: its pieces are the
-    host's deltas, else one per text part of the body)."""
+    host's deltas, else one per text part of the body): one list per way the recipe can have
+    read them (the last tool call's arguments, see `_readings`; a tool-call block right after
+    the reasoning opened with or without `</think>`), preferred first."""
     parsing = converted.parsing_options
     stage = parsing.get("thinking_initial_stage")
     in_reasoning = stage in ("ReasoningStart", "ReasoningContinuation")
     if parsing.get("starts_in_tool_calls"):
         if output.reasoning_pieces or any(output.content_pieces):
             raise NotRecipeOutput("text outside the forced tool-call block")
-        return _tool_block(output.tool_calls, opener=False)
+        return _tool_blocks(output.tool_calls, opener=False)
     pieces = list(output.reasoning_pieces) if in_reasoning else []
     content = _content_pieces(converted.protocol, output, stream, parsing)
     if (content or output.stop_sequence is not None) and in_reasoning:
@@ -158,13 +211,17 @@ def model_pieces(converted: ConvertedRequest, output: Output, stream: bool) -> l
     pieces += content
     if output.stop_sequence is not None:
         pieces.append(output.stop_sequence)
-    if output.tool_calls:
-        if not parsing.get("parse_tool_calls"):
-            raise NotRecipeOutput("tool calls although the request disables them")
-        if content[-1:] and content[-1].endswith("\n"):
-            pieces.append(_delimiter(parsing))  # newlines the host kept before the block
-        pieces += _tool_block(output.tool_calls, opener=True)
-    return pieces
+    if not output.tool_calls:
+        return [pieces]
+    if not parsing.get("parse_tool_calls"):
+        raise NotRecipeOutput("tool calls although the request disables them")
+    if content[-1:] and content[-1].endswith("\n"):
+        pieces.append(_delimiter(parsing))  # newlines the host kept before the block
+    heads = [pieces]
+    if in_reasoning and not content and output.stop_sequence is None:
+        heads.append([*pieces, "</think>"])  # the block opened in the reasoning, or after it
+    blocks = _tool_blocks(output.tool_calls, opener=True)
+    return [head + block for head in heads for block in blocks]
 
 
 def _content_pieces(
@@ -198,25 +255,19 @@ def _delimiter(parsing: ParsingOptions) -> str:
     return "</think>"
 
 
-def expected_answer(
+def expected_answers(
     converted: ConvertedRequest,
     output: Output,
     stream: bool,
     prompt_usage: tuple[int, int],
-) -> Expected:
-    """The recipe's answer to `output`: the same ids, timestamps, fingerprint and prompt usage.
+) -> list[Expected]:
+    """The recipe's answers to `output`, one per model output that may have produced it
+    (`model_pieces`), preferred first: the same ids, timestamps, fingerprint and prompt usage.
 
     Raises `NotReplayable` when the output is not something the recipe can produce at all.
     """
-    pieces = model_pieces(converted, output, stream)
     finish = _finish_chunk(output)
     signature = next((s for s in output.signatures if isinstance(s, str) and s), None)
-    processor = StreamProcessor(
-        converted,
-        response_id=output.response_id,
-        created=output.created,
-        signature=signature,
-    )
     prompt, hit = prompt_usage
     ready = {
         "kind": "ready",
@@ -224,18 +275,29 @@ def expected_answer(
         "prompt_cache_hit_tokens": hit,
         "system_fingerprint": output.fingerprint,
     }
-    events = processor.push_records(ready)
-    for piece in pieces:
-        if processor.finished:
-            break
-        events += processor.push_records({"kind": "text", "content": piece, "token_count": 0})
-    if not processor.finished:
-        events += processor.push_records({"kind": "finish", "finish_reason": finish})
-    events += processor.finish_records()
-    return Expected(
-        events=[(name, json.loads(data)) for name, data in events],
-        body=json.loads(processor.response_json()),
-    )
+    answers = []
+    for pieces in model_pieces(converted, output, stream):
+        processor = StreamProcessor(
+            converted,
+            response_id=output.response_id,
+            created=output.created,
+            signature=signature,
+        )
+        events = processor.push_records(ready)
+        for piece in pieces:
+            if processor.finished:
+                break
+            events += processor.push_records({"kind": "text", "content": piece, "token_count": 0})
+        if not processor.finished:
+            events += processor.push_records({"kind": "finish", "finish_reason": finish})
+        events += processor.finish_records()
+        answers.append(
+            Expected(
+                events=[(name, json.loads(data)) for name, data in events],
+                body=json.loads(processor.response_json()),
+            )
+        )
+    return answers
 
 
 # ------------------------------------------------------------------ comparison
