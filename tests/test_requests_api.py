@@ -55,7 +55,8 @@ def test_encode_after_render_is_the_fresh_encode():
 
 def test_long_prompts_of_every_character_width_render_exactly():
     # Long non-ASCII prompts are built piece by piece (a wide character early, late, cut by a
-    # piece boundary, or absent); the text must come out whole whatever the mix.
+    # piece boundary, or absent; long narrow stretches alone); the text must come out whole
+    # whatever the mix.
     def body(content: str) -> dict[str, object]:
         return {**BODY, "messages": [{"role": "user", "content": content}]}
 
@@ -66,6 +67,9 @@ def test_long_prompts_of_every_character_width_render_exactly():
         "x" * 16_383 + "😀" + "y" * 40_000,
         "中文" * 30_000 + "z",
         ("a😀é中\n" * 9000)[:-1],
+        # Long narrow stretches (own pieces) between wide characters, and short ones.
+        ("ascii and é " * 300 + "😀中") * 40,
+        "😀" + "ÿ" * 1023 + "中" + "a" * 1024 + "😀" + "b" * 5000,
     ]:
         rendered = dr.render(body(content))
         assert rendered.prompt == template.replace("@", content)

@@ -1,5 +1,6 @@
 //! Tool declarations and tool choice: the checks every protocol shares.
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::meta_schema::meta_schema_error;
@@ -71,16 +72,15 @@ pub(crate) fn check_tool_name(name: &str, path: &str) -> Result<(), ApiError> {
 /// the strict model; others are compiled as JSON Schemas and must describe an object.
 fn tool_parameters(
     name: &str,
-    parameters: Option<&Value>,
+    parameters: Option<Value>,
     strict: bool,
     parameters_required: bool,
 ) -> Result<Value, ApiError> {
     if strict {
         // A strict function without parameters takes no arguments: the reference renders (and
         // constrains to) the strict form of an empty object.
-        let empty = json!({"type": "object"});
-        let parameters = parameters.unwrap_or(&empty);
-        return normalize_strict_schema(parameters, true).map_err(|err| {
+        let parameters = parameters.unwrap_or_else(|| json!({"type": "object"}));
+        return normalize_strict_schema(&parameters, true).map_err(|err| {
             ApiError::invalid_request(match err {
                 StrictSchemaError::Parse(detail) => {
                     format!("Invalid tool parameters schema : {detail}")
@@ -92,10 +92,10 @@ fn tool_parameters(
     let schema_error = |detail: String| {
         ApiError::invalid_request(format!("Invalid schema for function '{name}': {detail}"))
     };
-    let Some(parameters) = parameters.or(parameters_required.then_some(&Value::Null)) else {
+    let Some(parameters) = parameters.or(parameters_required.then_some(Value::Null)) else {
         return Ok(json!({}));
     };
-    if let Some(detail) = meta_schema_error(parameters) {
+    if let Some(detail) = meta_schema_error(&parameters) {
         return Err(schema_error(detail));
     }
     let top_type = parameters.get("type").unwrap_or(&Value::Null);
@@ -105,7 +105,7 @@ fn tool_parameters(
             serde_json::to_string(top_type).unwrap_or_default()
         )));
     }
-    Ok(parameters.clone())
+    Ok(parameters)
 }
 
 /// Checks the names of the declarations that carry a name path, in order.
@@ -145,7 +145,7 @@ pub(crate) fn declared_tools(
         let strict = declaration.strict == Some(true);
         let parameters = tool_parameters(
             &declaration.name,
-            declaration.parameters.as_ref(),
+            declaration.parameters,
             strict,
             parameters_required,
         )?;
@@ -286,25 +286,44 @@ pub(crate) fn unknown_tool_choice(name: &str) -> ApiError {
 /// The tool list as the tool-call constraint describes it (compact JSON array; deferred tools
 /// carry `"defer_loading": true` next to their function).
 pub(crate) fn tool_constraint_schema(tools: &[Tool]) -> String {
-    let list: Vec<Value> = tools
-        .iter()
-        .map(|tool| {
-            let mut entry = json!({
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                    "strict": tool.strict,
-                }
-            });
-            if tool.defer_loading {
-                entry["defer_loading"] = Value::Bool(true);
-            }
-            entry
-        })
-        .collect();
-    serde_json::to_string(&list).unwrap_or_default()
+    let entries: Vec<ConstraintEntry<'_>> = tools.iter().map(ConstraintEntry::of).collect();
+    serde_json::to_string(&entries).unwrap_or_default()
+}
+
+/// One tool in the constraint schema, written from the tool without copying it: `type`, then
+/// `function` (name, description, parameters, strict; absent values as `null`), then
+/// `defer_loading` when set.
+#[derive(Serialize)]
+struct ConstraintEntry<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ConstraintFunction<'a>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    defer_loading: bool,
+}
+
+/// The `function` object of a `ConstraintEntry`.
+#[derive(Serialize)]
+struct ConstraintFunction<'a> {
+    name: &'a str,
+    description: Option<&'a str>,
+    parameters: &'a Value,
+    strict: Option<bool>,
+}
+
+impl<'a> ConstraintEntry<'a> {
+    fn of(tool: &'a Tool) -> Self {
+        Self {
+            kind: "function",
+            function: ConstraintFunction {
+                name: &tool.name,
+                description: tool.description.as_deref(),
+                parameters: &tool.parameters,
+                strict: tool.strict,
+            },
+            defer_loading: tool.defer_loading,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -378,5 +397,24 @@ mod tests {
             .contains("got a string with length 130 instead"));
         let err = check_tool_name(&"é".repeat(64), "tools[0].name").unwrap_err();
         assert!(err.error.message.contains("does not match pattern"));
+    }
+
+    #[test]
+    fn constraint_schema_lists_each_function_with_nulls_and_deferral() {
+        let mut deferred = tool("b");
+        deferred.description = Some("Büro \"x\"".into());
+        deferred.parameters = json!({"type": "object", "properties": {"z": {}, "a": {}}});
+        deferred.strict = Some(false);
+        deferred.defer_loading = true;
+        assert_eq!(
+            tool_constraint_schema(&[tool("a"), deferred]),
+            concat!(
+                r#"[{"type":"function","function":{"name":"a","description":null,"#,
+                r#""parameters":{},"strict":null}},"#,
+                r#"{"type":"function","function":{"name":"b","description":"Büro \"x\"","#,
+                r#""parameters":{"type":"object","properties":{"z":{},"a":{}}},"strict":false},"#,
+                r#""defer_loading":true}]"#
+            )
+        );
     }
 }
