@@ -194,7 +194,8 @@ def model_pieces(converted: ConvertedRequest, output: Output, stream: bool) -> l
     """Model text pieces that the recipe turns into `output` (`stream`: its pieces are the
     host's deltas, else one per text part of the body): one list per way the recipe can have
     read them (the last tool call's arguments, see `_readings`; a tool-call block right after
-    the reasoning opened with or without `</think>`), preferred first."""
+    the reasoning opened with or without `</think>`; markup inside a stop sequence the content
+    holds), preferred first."""
     parsing = converted.parsing_options
     stage = parsing.get("thinking_initial_stage")
     in_reasoning = stage in ("ReasoningStart", "ReasoningContinuation")
@@ -202,12 +203,32 @@ def model_pieces(converted: ConvertedRequest, output: Output, stream: bool) -> l
         if output.reasoning_pieces or any(output.content_pieces):
             raise NotRecipeOutput("text outside the forced tool-call block")
         return _tool_blocks(output.tool_calls, opener=False)
-    pieces = list(output.reasoning_pieces) if in_reasoning else []
+    reasoning = list(output.reasoning_pieces) if in_reasoning else []
     content = _content_pieces(converted.protocol, output, stream, parsing)
+    contents = [content]
+    if not parsing.get("parse_json_output"):
+        broken = _stops_broken(content, parsing)
+        contents += [broken] if broken is not None else []
+    return [
+        reading
+        for pieces in contents
+        for reading in _around_content(reasoning, pieces, output, parsing, in_reasoning)
+    ]
+
+
+def _around_content(
+    reasoning: list[str],
+    content: list[str],
+    output: Output,
+    parsing: ParsingOptions,
+    in_reasoning: bool,
+) -> list[list[str]]:
+    """The readings of an output with this reasoning and content (`model_pieces`)."""
+    pieces = list(reasoning)
     if (content or output.stop_sequence is not None) and in_reasoning:
         pieces.append("</think>")
-    if content[:1] and content[0].startswith("\n"):
-        pieces.append(_delimiter(parsing))  # the host's content kept its leading newlines
+    if ("".join(content) + (output.stop_sequence or "")).startswith("\n"):
+        pieces.append(_delimiter(parsing))  # the host's text kept its leading newlines
     pieces += content
     if output.stop_sequence is not None:
         pieces.append(output.stop_sequence)
@@ -222,6 +243,21 @@ def model_pieces(converted: ConvertedRequest, output: Output, stream: bool) -> l
         heads.append([*pieces, "</think>"])  # the block opened in the reasoning, or after it
     blocks = _tool_blocks(output.tool_calls, opener=True)
     return [head + block for head in heads for block in blocks]
+
+
+def _stops_broken(content: list[str], parsing: ParsingOptions) -> list[str] | None:
+    """The content with `</think>` after the first character of each stop sequence it holds
+    (stops match the model's text, where such markup kept them from firing); None when it holds
+    none."""
+    stops = [stop for stop in parsing.get("stop_sequences") or [] if len(stop) > 1]
+    text = "".join(content)
+    if not any(stop in text for stop in stops):
+        return None
+    delimiter, out, at = _delimiter(parsing), "", 0
+    while hits := [(text.find(stop, at), stop) for stop in stops if stop in text[at:]]:
+        where = min(hits)[0]
+        out, at = out + text[at : where + 1] + delimiter, where + 1
+    return [out + text[at:]]
 
 
 def _content_pieces(

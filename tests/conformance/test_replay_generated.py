@@ -1,7 +1,8 @@
 """The replay oracle against the recipe itself: for generated model outputs (tool calls with
-JSON and non-JSON raw values, cut anywhere by the token limit), the answer the recipe sends must
-be re-derived exactly from what a client sees of it, never called output the recipe cannot
-produce. A host built on the recipe is then never flagged for what its model wrote."""
+JSON and non-JSON raw values; text with markup, JSON fences and stop sequences; cut anywhere by
+the token limit), the answer the recipe sends must be re-derived exactly from what a client sees
+of it, never called output the recipe cannot produce. A host built on the recipe is then never
+flagged for what its model wrote."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ SCHEMA = {
 JSON_VALUES = ["[]", "[1, 2]", '{"a": 1}', "true", "null", "12", '"s"', "-0.5e3"]
 RAW_PIECES = ["<", "</", "}", "{", ", ", '"k": ', "ls -la", "[]", "é", "\n", " ", "<｜", "x"]
 TEXT_PIECES = ["a", "<", '"', "\\", "\n", "}", ", ", "é", "😀", "</", " "]
+PROSE_PIECES = ["a", " ", "\n", "\n\n", "{", "}", "[", '"', ":", ",", "```json\n", "```"]
+PROSE_PIECES += ["</think>", "<｜", "<", "é", "😀", "STOP", "ST", "x y"]
+STOPS = ["STOP", "\n\n"]
 CASES = 400
 
 
@@ -166,3 +170,63 @@ def test_generated_tool_call_outputs_are_re_derived(protocol: str, mode: str) ->
             if found is not None:
                 problems.append(f"case {case} stream={stream} {finish} {text!r}: {found}")
     assert problems[:5] == []
+
+
+def _text_request(protocol: str, mode: str) -> dict[str, Any]:
+    """A request without tools: thinking on or off, JSON output, stop sequences (`mode` names
+    them, joined by `-`)."""
+    thinking = "thinking" in mode
+    body: dict[str, Any] = {"model": "DeepSeek-V4-Pro"}
+    message = [{"role": "user", "content": "Reply in json."}]
+    if protocol == "chat_completions":
+        body.update(messages=message, thinking={"type": "enabled" if thinking else "disabled"})
+        if "json" in mode:
+            body["response_format"] = {"type": "json_object"}
+        if "stop" in mode:
+            body["stop"] = STOPS
+    elif protocol == "responses":
+        body.update(input=message, reasoning={"effort": "high" if thinking else "none"})
+        if "json" in mode:
+            body["text"] = {"format": {"type": "json_object"}}
+    else:
+        budget = {"type": "enabled", "budget_tokens": 32}
+        body.update(messages=message, max_tokens=64)
+        body["thinking"] = budget if thinking else {"type": "disabled"}
+        if "stop" in mode:
+            body["stop_sequences"] = STOPS
+    return body
+
+
+@pytest.mark.parametrize("protocol", ["chat_completions", "responses", "messages"])
+@pytest.mark.parametrize("mode", ["plain", "thinking", "json", "thinking-json", "stop"])
+def test_generated_text_outputs_are_re_derived(protocol: str, mode: str) -> None:
+    rng = random.Random(f"text-{protocol}-{mode}")
+    converted = convert(_text_request(protocol, mode), protocol=protocol)
+    problems = []
+    for case in range(CASES):
+        text = "".join(rng.choices(PROSE_PIECES, k=rng.randint(0, 14)))
+        finish = "length" if rng.random() < 0.4 else "stop"
+        pieces = _pieces(rng, text)
+        for stream in (False, True):
+            found = _difference(protocol, converted, pieces, finish, stream)
+            if found is not None:
+                problems.append(f"case {case} stream={stream} {finish} {pieces!r}: {found}")
+    assert problems[:5] == []
+
+
+@pytest.mark.parametrize("protocol", ["chat_completions", "messages"])
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ["S", "</think>", "TOP and on"],  # markup inside a stop: it does not fire
+        ["a\n", "</think>", "\nb"],
+        ["</think>", "\n\n", "rest"],  # leading newlines kept, then the stop fires
+        ["x", "\n</think>\n", "ST</think>OP", "STOP", "after"],
+    ],
+)
+def test_markup_that_keeps_a_stop_from_firing_is_re_derived(
+    protocol: str, pieces: list[str]
+) -> None:
+    converted = convert(_text_request(protocol, "stop"), protocol=protocol)
+    for stream in (False, True):
+        assert _difference(protocol, converted, pieces, "stop", stream) is None
