@@ -63,15 +63,15 @@ class _Reading:
     cut: str | None
 
 
-def _first_key(text: str) -> tuple[str, int] | None:
-    """The first key of argument text (it runs to the first space, after `{`, and ends in `:`)
+def _key_at(text: str, at: int) -> tuple[str, int] | None:
+    """The key of argument text that starts at `at` (it runs to the next space and ends in `:`)
     and where its value starts; None when the text ends inside it."""
-    space = text.find(" ", 1)
+    space = text.find(" ", at)
     if space < 0:
         return None
-    if text[space - 1] != ":" or space - 1 <= 1:
+    if text[space - 1] != ":" or space - 1 <= at:
         raise NotRecipeOutput(f"a key followed by ': ' in {text[:80]!r}")
-    return text[1 : space - 1], space + 1
+    return text[at : space - 1], space + 1
 
 
 def _readings(text: str) -> list[_Reading]:
@@ -86,7 +86,7 @@ def _readings(text: str) -> list[_Reading]:
         raise NotRecipeOutput(f"arguments that start with '{{': {text[:60]!r}")
     if text == "{}":  # Messages shows a call cut before its first parameter as `{}` too
         return [_Reading((), None), _Reading((), "")]
-    first = _first_key(text)
+    first = _key_at(text, 1)
     if first is None:  # cut inside the first key
         return [_Reading((), f"<{DSML}parameter name={text[1:]}")]
     key, at = first
@@ -103,12 +103,13 @@ def _json_reading(text: str) -> _Reading | None:
     at = 1
     decoder = json.JSONDecoder()
     while True:
-        space = text.find(" ", at)
-        if space < 0:  # cut inside a key
-            return _Reading(tuple(pairs), f"<{DSML}parameter name={text[at:]}")
-        if text[space - 1] != ":" or space - 1 <= at:
+        try:
+            found = _key_at(text, at)
+        except NotRecipeOutput:
             return None
-        key, at = text[at : space - 1], space + 1
+        if found is None:  # cut inside a key
+            return _Reading(tuple(pairs), f"<{DSML}parameter name={text[at:]}")
+        key, at = found
         value_end = _value_end(text, at, decoder)
         if value_end is None:
             return None
@@ -139,6 +140,7 @@ def _value_end(text: str, start: int, decoder: json.JSONDecoder) -> int | None:
 
 
 def _call_name(call: ToolCall) -> str:
+    """The function name the model wrote for `call` (namespaces flattened)."""
     name = call.name or ""
     if call.namespace is not None:
         name = f"{call.namespace}__{name}"  # the function name the namespace flattens to
