@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any, Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, cast
 
 from deepseek_recipe import _native
 from deepseek_recipe.errors import INVALID_JSON_PREFIX, RequestParseError
 from deepseek_recipe.images import ImageResolver, request_token_adjustment
-from deepseek_recipe.models.chat_completions import ChatCompletionRequest
-from deepseek_recipe.models.messages import MessagesRequest
-from deepseek_recipe.models.responses import ResponsesRequest
 from deepseek_recipe.tokenizer import Tokenizer
+
+if TYPE_CHECKING:  # the typed models (pydantic) load only when a caller imports them
+    from deepseek_recipe.models.chat_completions import ChatCompletionRequest
+    from deepseek_recipe.models.messages import MessagesRequest
+    from deepseek_recipe.models.responses import ResponsesRequest
 
 __all__ = [
     "ConversionOptions",
@@ -41,10 +44,17 @@ Protocol = Literal["chat_completions", "responses", "messages"]
 ModelVersion = Literal["DeepseekV4Pro", "DeepseekV41Flash"]
 """The model versions a model name resolves to."""
 
-RequestLike = (
-    ChatCompletionRequest | ResponsesRequest | MessagesRequest | Mapping[str, Any] | str | bytes
+RequestLike: TypeAlias = (
+    "ChatCompletionRequest | ResponsesRequest | MessagesRequest | Mapping[str, Any] | str | bytes"
 )
 """A request: a typed model, a JSON object, or JSON text."""
+
+_TYPED_REQUESTS: tuple[tuple[str, str, Protocol], ...] = (
+    ("deepseek_recipe.models.chat_completions", "ChatCompletionRequest", "chat_completions"),
+    ("deepseek_recipe.models.responses", "ResponsesRequest", "responses"),
+    ("deepseek_recipe.models.messages", "MessagesRequest", "messages"),
+)
+"""Each typed request model by module and class name, with its protocol."""
 
 
 class OutputConstraint(TypedDict):
@@ -205,13 +215,20 @@ def infer_protocol(request: RequestLike) -> Protocol:
     mean Responses; Anthropic-only keys or content blocks mean Messages; anything else is Chat
     Completions).
     """
-    if isinstance(request, ChatCompletionRequest):
-        return "chat_completions"
-    if isinstance(request, ResponsesRequest):
-        return "responses"
-    if isinstance(request, MessagesRequest):
-        return "messages"
+    typed = _typed_protocol(request)
+    if typed is not None:
+        return typed
     return cast(Protocol, _native.infer_protocol(_as_text(request)))
+
+
+def _typed_protocol(request: object) -> Protocol | None:
+    """The protocol of a typed request model, None for anything else. A model's module is loaded
+    before any of its instances exists, so only loaded modules are consulted (none is imported)."""
+    for module_name, class_name, protocol in _TYPED_REQUESTS:
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(request, getattr(module, class_name)):
+            return protocol
+    return None
 
 
 def convert(
@@ -296,8 +313,8 @@ def _options_json(options: ConversionOptions | None) -> str | None:
 def _as_text(request: RequestLike) -> str:
     if type(request) is str:  # the common case first: the model classes' checks cost more
         return request
-    if isinstance(request, ChatCompletionRequest | ResponsesRequest | MessagesRequest):
-        return request.to_json()
+    if _typed_protocol(request) is not None:
+        return cast("ChatCompletionRequest", request).to_json()
     if isinstance(request, bytes):
         try:
             return request.decode("utf-8")

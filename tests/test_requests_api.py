@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -75,3 +77,20 @@ def test_long_prompts_of_every_character_width_render_exactly():
         assert rendered.prompt == template.replace("@", content)
         for start, end in rendered.special_ranges:
             assert rendered.prompt[start:end].startswith("<")
+
+
+def test_plain_requests_do_not_load_the_typed_models() -> None:
+    # Token counting and prompt rendering of plain JSON need neither pydantic nor the models
+    # (about 20 MB and a fifth of a second of import); a typed request still converts.
+    script = (
+        "import sys, json, deepseek_recipe as dr\n"
+        f"body = {json.dumps(BODY)!r}\n"
+        "dr.render(body); dr.encode(json.loads(body)); dr.count_prompt_tokens(body)\n"
+        "assert 'pydantic' not in sys.modules and 'deepseek_recipe.models' not in sys.modules\n"
+        "from deepseek_recipe.models import ChatCompletionRequest\n"
+        "typed = ChatCompletionRequest.model_validate_json(body)\n"
+        "assert dr.encode(typed) == dr.encode(body)\n"
+        "from deepseek_recipe.requests import infer_protocol\n"
+        "assert infer_protocol(typed) == 'chat_completions'\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
