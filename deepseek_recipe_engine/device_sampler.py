@@ -3,9 +3,10 @@
 
 Called right after a step's kernels are queued, so the host work here (each request's uniform
 number, and the token bitmasks of constrained requests) runs while the GPU computes the step.
-Bitmasks are applied on the device. Rows are sampled by the row-wise kernels, so a row's token and
-logprobs depend on its own logits only; rows with `top_p < 1` are first sorted (exact, stable).
-Rows whose logits processor cannot give a bitmask are sampled by `sample` on the host.
+Bitmasks (a constraint's allowed tokens, less any banned ones) are applied on the device. Rows are
+sampled by the row-wise kernels, so a row's token and logprobs depend on its own logits only; rows
+with `top_p < 1` are first sorted (exact, stable). Rows whose logits processor cannot give a
+bitmask are sampled by `sample` on the host.
 """
 
 from __future__ import annotations
@@ -27,14 +28,23 @@ def _to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
 
 
 def _bitmasks(rows: list[SamplingRow], vocab: int) -> np.ndarray:
-    """[rows, words] int32: each row's allowed tokens (every token for rows without a mask)."""
+    """[rows, words] int32: each row's allowed tokens (every token for rows without a mask),
+    without its banned ones."""
     words = np.full((len(rows), -(-vocab // 32)), -1, dtype=np.int32)
     for index, row in enumerate(rows):
         if isinstance(row.logits_processor, TokenBitmask):
             mask = row.logits_processor.token_bitmask(list(row.token_ids))[: words.shape[1]]
             words[index] = 0
             words[index, : mask.shape[0]] = mask
+        bits = words[index].view(np.uint32)
+        for token in row.banned_token_ids:
+            bits[token // 32] &= ~np.uint32(1 << (token % 32))
     return words
+
+
+def _masked(row: SamplingRow) -> bool:
+    """Whether a row needs a bitmask: a constrained row, or one with banned tokens."""
+    return isinstance(row.logits_processor, TokenBitmask) or bool(row.banned_token_ids)
 
 
 class _Launch:
@@ -50,7 +60,7 @@ class _Launch:
             for r in chosen
         ]
         self.params = _to_device(np.array(params, dtype=np.float32).reshape(-1, 3).T, device)
-        masked = any(isinstance(r.logits_processor, TokenBitmask) for r in chosen)
+        masked = any(_masked(r) for r in chosen)
         self.masks = _to_device(_bitmasks(chosen, vocab), device) if masked else None
 
     def run(self, logits: torch.Tensor, *, nucleus: bool) -> torch.Tensor:

@@ -217,6 +217,7 @@ class EngineCore:
             top_logprobs=req.top_logprobs if req.logprobs else 0,
             token_ids=seq.token_ids,
             logits_processor=req.logits_processor,
+            banned_token_ids=tuple(req.banned_token_ids),
         )
 
     def _sample(self, logits: torch.Tensor, rows: list[SamplingRow]) -> list[Sampled]:

@@ -19,6 +19,7 @@ from deepseek_recipe_engine.config import tokenizer_json
 
 __all__ = [
     "EOS_TOKEN",
+    "PROMPT_ONLY_TOKENS",
     "ConstraintError",
     "compile_grammar",
     "engine_tokenizer",
@@ -27,6 +28,9 @@ __all__ = [
 ]
 
 EOS_TOKEN = "<｜end▁of▁sentence｜>"
+PROMPT_ONLY_TOKENS = ("<｜begin▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>")
+"""Prompt markup a model's answer never holds (a trained model gives them no weight; the
+reference engine's random models are kept from sampling them)."""
 
 
 @cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deepseek_recipe import ConvertedRequest
 from deepseek_recipe_engine.constraints import constraint_processor, request_grammar
-from deepseek_recipe_engine.grammar import EOS_TOKEN, special_token_id
+from deepseek_recipe_engine.grammar import EOS_TOKEN, PROMPT_ONLY_TOKENS, special_token_id
 from deepseek_recipe_engine.request import ConstraintEnforcement, GenerationRequest
 
 __all__ = ["generation_request"]
@@ -24,7 +24,8 @@ def generation_request(
     official default capped by the room left; `ConversionError` when the prompt is too long). The
     prompt counts `image_tokens` more than its ids: what V4.1 images add beyond their
     placeholders, as the official API counts them.
-    Generation stops at end-of-sentence. The output constraint (if any) is enforced as
+    Generation stops at end-of-sentence and never samples prompt-only markup (`<｜User｜>`, ...:
+    `PROMPT_ONLY_TOKENS`). The output constraint (if any) is enforced as
     `enforcement` says: by a grammar logits processor (deepseek_recipe_engine/constraints.py) or by
     the backend from `grammar`; either way a constraint that cannot compile is a `ConstraintError`.
     """
@@ -46,6 +47,7 @@ def generation_request(
         logprobs=bool(options.get("logprobs")),
         top_logprobs=int(options.get("top_logprobs") or 0),
         stop_token_ids=[special_token_id(EOS_TOKEN)],
+        banned_token_ids=[special_token_id(token) for token in PROMPT_ONLY_TOKENS],
         logits_processor=processor,
         grammar=grammar,
     )

@@ -4,8 +4,10 @@ Randomness: each sampled token draws one uniform number from a `torch.Generator`
 (request seed, token position), so a token depends only on its own request and position, never on
 the batch it was computed in or on how many tokens other requests drew before it.
 
-Logprobs: reported from the model's own distribution, `log_softmax(logits)`, before the logits
-processor, temperature and top_p are applied (as vLLM's default "raw logprobs"), so a token's
+Banned tokens (`SamplingRow.banned_token_ids`) are never chosen.
+
+Logprobs: reported from the model's own distribution, `log_softmax(logits)`, before the ban, the
+logits processor, temperature and top_p are applied (as vLLM's default "raw logprobs"), so a token's
 logprob does not change with the sampling settings. `top_logprobs` lists the most likely tokens of
 that same distribution.
 """
@@ -42,6 +44,7 @@ class SamplingRow:
     top_logprobs: int
     token_ids: list[int]  # the sequence so far, for the logits processor
     logits_processor: LogitsProcessor | None = None
+    banned_token_ids: tuple[int, ...] = ()  # never chosen (their logprobs stay reported)
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,9 @@ def _pick(probs: torch.Tensor, order: torch.Tensor | None, u: float) -> int:
 
 
 def _choose(logits: torch.Tensor, row: SamplingRow) -> int:
+    if row.banned_token_ids:
+        logits = logits.clone()
+        logits[list(row.banned_token_ids)] = float("-inf")
     if row.logits_processor is not None:
         logits = row.logits_processor(list(row.token_ids), logits.clone())
     if row.temperature <= 0.0:

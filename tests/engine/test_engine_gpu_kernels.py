@@ -7,6 +7,7 @@ there the checks are tolerances). Kernel modules are imported inside the tests, 
 interpreter is on.
 """
 
+import dataclasses
 import importlib
 import os
 import sys
@@ -246,6 +247,19 @@ def test_temperature_draws_follow_the_distribution_and_stay_in_the_nucleus():
     assert {s.token_id for s in nucleus} == {0, 1}
     alone = device_sample(logits[:20], sampling_rows(20, top_p=0.7))
     assert [s.token_id for s in alone] == [s.token_id for s in nucleus[:20]]
+
+
+def test_banned_tokens_are_never_chosen_on_the_device():
+    logits = randn(8, 300, seed=23).cpu()
+    logits[:, 37] = logits.max() + 20  # every row's favourite, banned in the odd rows
+    for settings in ({"temperature": 0.0}, {"temperature": 1.0}, {"top_p": 0.9}):
+        rows = [
+            dataclasses.replace(row, banned_token_ids=(37, 299) if i % 2 else ())
+            for i, row in enumerate(sampling_rows(8, **settings))
+        ]
+        got = device_sample(logits, rows)
+        assert [s.token_id for s in got] == [s.token_id for s in sample(logits, rows)]
+        assert all((s.token_id == 37) == (i % 2 == 0) for i, s in enumerate(got))
 
 
 def test_token_bitmasks_restrict_the_choice_on_the_device():

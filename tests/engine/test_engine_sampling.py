@@ -109,3 +109,27 @@ def test_logprobs_are_of_the_raw_distribution():
     assert result.logprob is not None
     assert result.logprob.logprob == float(expected[result.token_id])
     assert result.logprob.top_logprobs == [(0, float(expected[0])), (1, float(expected[1]))]
+
+
+def test_banned_tokens_are_never_chosen_but_keep_their_logprobs():
+    logits = torch.tensor([[9.0, 1.0, 0.0, 8.5]])
+    expected = torch.log_softmax(logits[0], dim=-1)
+    for temperature, top_p in [(0.0, 1.0), (1.0, 1.0), (1.0, 0.5)]:
+        for seed in range(20):
+            row = SamplingRow(temperature, top_p, seed, 0, True, 1, [], banned_token_ids=(0,))
+            result = sample(logits, [row])[0]
+            assert result.token_id != 0
+            assert result.logprob is not None
+            assert result.logprob.logprob == float(expected[result.token_id])
+            assert result.logprob.top_logprobs == [(0, float(expected[0]))]
+
+
+def test_recipe_requests_ban_prompt_only_markup():
+    from deepseek_recipe import convert
+    from deepseek_recipe_engine.grammar import PROMPT_ONLY_TOKENS, special_token_id
+    from deepseek_recipe_engine.recipe_request import generation_request
+
+    body = {"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "hi"}]}
+    request = generation_request(convert(body), [1, 2, 3], context_limit=4096)
+    assert sorted(request.banned_token_ids) == sorted(map(special_token_id, PROMPT_ONLY_TOKENS))
+    assert len(set(request.banned_token_ids)) == 3
