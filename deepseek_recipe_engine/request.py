@@ -47,7 +47,8 @@ class GenerationRequest:
     logprobs: bool = False
     top_logprobs: int = 0  # alternatives reported per token (0..20), only with `logprobs`
     stop_token_ids: list[int] = field(default_factory=list)
-    # Tokens never sampled (the bundled engine): markup a model's answer does not hold.
+    # Tokens never sampled: markup a model's answer does not hold (the bundled engine bans them;
+    # vLLM gets them as a logit bias of -100; SGLang's front end leaves them to the model).
     banned_token_ids: list[int] = field(default_factory=list)
     logits_processor: LogitsProcessor | None = None  # the bundled engine's constraint hook
     # The output constraint as an llguidance Lark grammar, for backends that enforce it themselves

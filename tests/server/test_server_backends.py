@@ -24,7 +24,7 @@ from deepseek_recipe_engine.remote import EndpointPool, RemoteOptions
 from deepseek_recipe_engine.request import Finish, GenerationRequest, Ready, Tokens
 from deepseek_recipe_engine.server import ServerSettings
 from deepseek_recipe_engine.sglang_backend import SglangBackend, SglangChunkReader, generate_body
-from deepseek_recipe_engine.vllm_backend import VllmBackend, token_logprobs
+from deepseek_recipe_engine.vllm_backend import VllmBackend, completion_body, token_logprobs
 from tests.server.fake_backends import (
     EOS,
     FakeServer,
@@ -324,6 +324,12 @@ def test_vllm_logprobs_keep_the_top_alternatives_only() -> None:
 
 def sglang_request(**fields: Any) -> GenerationRequest:
     return GenerationRequest(prompt_ids=[5, 6, 7], stop_token_ids=[EOS], **fields)
+
+
+def test_vllm_body_biases_banned_tokens_away() -> None:
+    request = GenerationRequest(prompt_ids=[5, 6], stop_token_ids=[EOS], banned_token_ids=[3, 9])
+    assert completion_body(request)["logit_bias"] == {"3": -100.0, "9": -100.0}
+    assert "logit_bias" not in completion_body(GenerationRequest(prompt_ids=[5, 6]))
 
 
 @pytest.mark.parametrize("incremental", [False, True], ids=["cumulative", "incremental"])
