@@ -29,6 +29,13 @@ pub(crate) fn read<T: DeserializeOwned>(text: &str) -> Option<T> {
     reader.at_end().then_some(value)
 }
 
+/// The bytes a JSON number starts with (a pattern).
+macro_rules! number_start {
+    () => {
+        b'-' | b'0'..=b'9'
+    };
+}
+
 /// A `deserialize_*` method that reads the value as [`Deserializer::deserialize_any`] does when
 /// its first byte is of the kinds `$first` (what the two-stage read's JSON value takes for that
 /// method: `deserialize_str` only a string, `deserialize_u64` only a number, …), and declines any
@@ -78,7 +85,7 @@ impl<'de> Deserializer<'de> for &mut Reader<'de> {
                 self.leave(b'}')?;
                 Ok(value)
             }
-            b'-' | b'0'..=b'9' => self.number(visitor),
+            number_start!() => self.number(visitor),
             _ => Err(Declined),
         }
     }
@@ -133,18 +140,18 @@ impl<'de> Deserializer<'de> for &mut Reader<'de> {
 
     of_kinds! {
         deserialize_bool() => b't' | b'f',
-        deserialize_i8() => b'-' | b'0'..=b'9',
-        deserialize_i16() => b'-' | b'0'..=b'9',
-        deserialize_i32() => b'-' | b'0'..=b'9',
-        deserialize_i64() => b'-' | b'0'..=b'9',
-        deserialize_i128() => b'-' | b'0'..=b'9',
-        deserialize_u8() => b'-' | b'0'..=b'9',
-        deserialize_u16() => b'-' | b'0'..=b'9',
-        deserialize_u32() => b'-' | b'0'..=b'9',
-        deserialize_u64() => b'-' | b'0'..=b'9',
-        deserialize_u128() => b'-' | b'0'..=b'9',
-        deserialize_f32() => b'-' | b'0'..=b'9',
-        deserialize_f64() => b'-' | b'0'..=b'9',
+        deserialize_i8() => number_start!(),
+        deserialize_i16() => number_start!(),
+        deserialize_i32() => number_start!(),
+        deserialize_i64() => number_start!(),
+        deserialize_i128() => number_start!(),
+        deserialize_u8() => number_start!(),
+        deserialize_u16() => number_start!(),
+        deserialize_u32() => number_start!(),
+        deserialize_u64() => number_start!(),
+        deserialize_u128() => number_start!(),
+        deserialize_f32() => number_start!(),
+        deserialize_f64() => number_start!(),
         deserialize_char() => b'"',
         deserialize_str() => b'"',
         deserialize_string() => b'"',
