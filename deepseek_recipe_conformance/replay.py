@@ -313,29 +313,45 @@ def expected_answers(
         "prompt_cache_hit_tokens": hit,
         "system_fingerprint": output.fingerprint,
     }
-    answers = []
-    for pieces in model_pieces(converted, output, stream):
-        processor = StreamProcessor(
-            converted,
-            response_id=output.response_id,
-            created=output.created,
-            signature=signature,
+    return [
+        recipe_answer(
+            StreamProcessor(
+                converted,
+                response_id=output.response_id,
+                created=output.created,
+                signature=signature,
+            ),
+            ready,
+            pieces,
+            finish,
         )
-        events = processor.push_records(ready)
-        for piece in pieces:
-            if processor.finished:
-                break
-            events += processor.push_records({"kind": "text", "content": piece, "token_count": 0})
-        if not processor.finished:
-            events += processor.push_records({"kind": "finish", "finish_reason": finish})
-        events += processor.finish_records()
-        answers.append(
-            Expected(
-                events=[(name, json.loads(data)) for name, data in events],
-                body=json.loads(processor.response_json()),
-            )
+        for pieces in model_pieces(converted, output, stream)
+    ]
+
+
+def recipe_answer(
+    processor: StreamProcessor,
+    ready: dict[str, Any],
+    pieces: list[str],
+    finish: str,
+    token_count: int = 0,
+) -> Expected:
+    """What `processor` sends for a model output: the `ready` record, the text `pieces` (each
+    counted as `token_count` tokens) until it finishes, then `finish` if it has not."""
+    events = processor.push_records(ready)
+    for piece in pieces:
+        if processor.finished:
+            break
+        events += processor.push_records(
+            {"kind": "text", "content": piece, "token_count": token_count}
         )
-    return answers
+    if not processor.finished:
+        events += processor.push_records({"kind": "finish", "finish_reason": finish})
+    events += processor.finish_records()
+    return Expected(
+        events=[(name, json.loads(data)) for name, data in events],
+        body=json.loads(processor.response_json()),
+    )
 
 
 # ------------------------------------------------------------------ comparison

@@ -105,28 +105,22 @@ def _pieces(rng: random.Random, text: str) -> list[str]:
     return pieces
 
 
-def _host_answer(
-    converted: Any, pieces: list[str], finish: str
-) -> tuple[list[tuple[str | None, Any]], Any]:
-    """What a host built on the recipe sends for the model's pieces: (stream events, body)."""
+def _host_answer(converted: Any, pieces: list[str], finish: str) -> replay.Expected:
+    """What a host built on the recipe sends for the model's pieces (one token each)."""
     processor = StreamProcessor(converted, response_id="resp_0", created=1_700_000_000)
-    ready = {"kind": "ready", "prompt_tokens": 9, "prompt_cache_hit_tokens": 0}
-    events = processor.push_records({**ready, "system_fingerprint": "fp_0"})
-    for piece in pieces:
-        if processor.finished:
-            break
-        events += processor.push_records({"kind": "text", "content": piece, "token_count": 1})
-    if not processor.finished:
-        events += processor.push_records({"kind": "finish", "finish_reason": finish})
-    events += processor.finish_records()
-    return [(name, json.loads(data)) for name, data in events], json.loads(
-        processor.response_json()
-    )
+    ready = {
+        "kind": "ready",
+        "prompt_tokens": 9,
+        "prompt_cache_hit_tokens": 0,
+        "system_fingerprint": "fp_0",
+    }
+    return replay.recipe_answer(processor, ready, pieces, finish, token_count=1)
 
 
 def _difference(protocol: str, converted: Any, pieces: list[str], finish: str, stream: bool):
     short = {"chat_completions": "chat", "responses": "responses", "messages": "messages"}[protocol]
-    events, body = _host_answer(converted, pieces, finish)
+    answer = _host_answer(converted, pieces, finish)
+    events, body = answer.events, answer.body
     output: Output
     if stream:
         parsed = parse_sse(encode_sse([(n, json.dumps(d, ensure_ascii=False)) for n, d in events]))
