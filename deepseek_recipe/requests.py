@@ -215,10 +215,12 @@ def infer_protocol(request: RequestLike) -> Protocol:
     mean Responses; Anthropic-only keys or content blocks mean Messages; anything else is Chat
     Completions).
     """
-    typed = _typed_protocol(request)
-    if typed is not None:
-        return typed
-    return cast(Protocol, _native.infer_protocol(_as_text(request)))
+    return _typed_protocol(request) or _text_protocol(_as_text(request))
+
+
+def _text_protocol(body: str) -> Protocol:
+    """The core's guess of the protocol of a JSON body (`infer_protocol`)."""
+    return cast(Protocol, _native.infer_protocol(body))
 
 
 def _typed_protocol(request: object) -> Protocol | None:
@@ -244,8 +246,8 @@ def convert(
     invalid one.
     """
     body = _as_text(request)
-    if not protocol:
-        protocol = infer_protocol(request)
+    if not protocol:  # from the text already made: a JSON object is serialised once
+        protocol = _typed_protocol(request) or _text_protocol(body)
     return ConvertedRequest(_native.convert(protocol, body, _options_json(options)), protocol)
 
 
