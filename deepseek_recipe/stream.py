@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import json
 import secrets
+import sys
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, Literal, cast
-
-from pydantic import TypeAdapter
+from functools import cache
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from deepseek_recipe import _native
-from deepseek_recipe.models.chat_completions import ChatCompletion, ChatCompletionChunk
-from deepseek_recipe.models.inference import (
-    FinishChunk,
-    InferenceChunk,
-    ReadyChunk,
-    TextChunk,
-    TokensChunk,
-)
-from deepseek_recipe.models.messages import Message, MessageStreamEvent
-from deepseek_recipe.models.responses import Response, ResponseStreamEvent
+from deepseek_recipe.errors import RequestParseError
 from deepseek_recipe.requests import ConvertedRequest, Protocol
 from deepseek_recipe.tokenizer import Tokenizer
+
+if TYPE_CHECKING:  # the typed models (pydantic) load only when typed chunks are asked for
+    from pydantic import TypeAdapter
+
+    from deepseek_recipe.models.chat_completions import ChatCompletion, ChatCompletionChunk
+    from deepseek_recipe.models.inference import FinishChunk, ReadyChunk, TextChunk, TokensChunk
+    from deepseek_recipe.models.messages import Message, MessageStreamEvent
+    from deepseek_recipe.models.responses import Response, ResponseStreamEvent
 
 __all__ = [
     "InferenceChunkLike",
@@ -33,31 +33,44 @@ __all__ = [
     "stream_sse",
 ]
 
-StreamChunk = ChatCompletionChunk | ResponseStreamEvent | MessageStreamEvent
+StreamChunk: TypeAlias = "ChatCompletionChunk | ResponseStreamEvent | MessageStreamEvent"
 """A chunk of a Chat Completions stream, or an event of a Responses or Messages stream."""
 
-StreamResponse = ChatCompletion | Response | Message
+StreamResponse: TypeAlias = "ChatCompletion | Response | Message"
 """A complete (non-streamed) response of one of the three protocols."""
 
-InferenceChunkLike = ReadyChunk | TextChunk | TokensChunk | FinishChunk | Mapping[str, Any]
-"""An inference chunk: a typed model or its JSON object."""
+InferenceChunkLike: TypeAlias = (
+    "ReadyChunk | TextChunk | TokensChunk | FinishChunk | Mapping[str, Any]"
+)
+"""An inference chunk: a typed model or its JSON object (read by the core, strictly)."""
 
 _ID_PREFIXES: dict[Protocol, str] = {
     "chat_completions": "chatcmpl-",
     "responses": "resp_",
     "messages": "msg_",
 }
-_CHUNK_ADAPTERS: dict[Protocol, TypeAdapter[Any]] = {
-    "chat_completions": TypeAdapter(ChatCompletionChunk),
-    "responses": TypeAdapter(ResponseStreamEvent),
-    "messages": TypeAdapter(MessageStreamEvent),
+_TYPED_OUTPUT: dict[Protocol, tuple[str, str, str]] = {
+    "chat_completions": ("chat_completions", "ChatCompletionChunk", "ChatCompletion"),
+    "responses": ("responses", "ResponseStreamEvent", "Response"),
+    "messages": ("messages", "MessageStreamEvent", "Message"),
 }
-_RESPONSE_TYPES: dict[Protocol, type[StreamResponse]] = {
-    "chat_completions": ChatCompletion,
-    "responses": Response,
-    "messages": Message,
-}
-_INFERENCE_CHUNK: TypeAdapter[InferenceChunk] = TypeAdapter(InferenceChunk)
+"""Per protocol: its models module, its chunk (or event) type and its response type."""
+_INFERENCE_MODULE = "deepseek_recipe.models.inference"
+_INVALID_CHUNK = "invalid inference chunk"
+"""The core's prefix for an inference chunk it cannot read."""
+
+
+@cache
+def _chunk_adapter(protocol: Protocol) -> TypeAdapter[Any]:
+    from pydantic import TypeAdapter
+
+    module, chunk_type, _ = _TYPED_OUTPUT[protocol]
+    return TypeAdapter(getattr(import_module(f"deepseek_recipe.models.{module}"), chunk_type))
+
+
+def _response_type(protocol: Protocol) -> Any:
+    module, _, response_type = _TYPED_OUTPUT[protocol]
+    return getattr(import_module(f"deepseek_recipe.models.{module}"), response_type)
 
 
 def new_response_id(protocol: Protocol) -> str:
@@ -206,11 +219,14 @@ class StreamProcessor:
 
     def response(self) -> StreamResponse:
         """The complete response accumulated from every chunk so far, typed."""
-        return _RESPONSE_TYPES[self.protocol].model_validate_json(self.response_json())
+        return cast(
+            "StreamResponse",
+            _response_type(self.protocol).model_validate_json(self.response_json()),
+        )
 
     def _typed(self, records: list[tuple[str | None, str]]) -> list[StreamChunk]:
-        adapter = _CHUNK_ADAPTERS[self.protocol]
-        return [cast(StreamChunk, adapter.validate_json(data)) for _, data in records]
+        adapter = _chunk_adapter(self.protocol)
+        return [cast("StreamChunk", adapter.validate_json(data)) for _, data in records]
 
 
 def accumulate(
@@ -246,6 +262,20 @@ async def stream_sse(
 
 
 def _chunk_json(chunk: InferenceChunkLike) -> str:
-    if isinstance(chunk, ReadyChunk | TextChunk | TokensChunk | FinishChunk):
+    """The JSON text of an inference chunk; the core reads it (strictly) when it is pushed.
+
+    A typed chunk writes its own JSON; a JSON object is written as is, so the core's reader is
+    the one validation of chunks given as objects (no pydantic model is loaded for them).
+    """
+    if isinstance(chunk, Mapping):
+        try:
+            return json.dumps(dict(chunk), allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise RequestParseError(f"{_INVALID_CHUNK}: {error}") from None
+    inference = sys.modules.get(_INFERENCE_MODULE)  # loaded whenever a typed chunk exists
+    if inference is not None and isinstance(chunk, inference.INFERENCE_CHUNK_TYPES):
         return chunk.to_json()
-    return _INFERENCE_CHUNK.validate_python(chunk).to_json()
+    raise RequestParseError(
+        f"{_INVALID_CHUNK}: expected a JSON object or a typed inference chunk, "
+        f"got {type(chunk).__name__}"
+    )

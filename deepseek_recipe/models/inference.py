@@ -9,6 +9,7 @@ from pydantic import Field, Strict, StrictFloat, StrictInt
 from deepseek_recipe.models.common import UInt64, WireModel
 
 __all__ = [
+    "INFERENCE_CHUNK_TYPES",
     "FinishChunk",
     "FinishReason",
     "InferenceChunk",
@@ -83,3 +84,6 @@ InferenceChunk = Annotated[
     ReadyChunk | TextChunk | TokensChunk | FinishChunk, Field(discriminator="kind")
 ]
 """An inference chunk, chosen by `kind`."""
+
+INFERENCE_CHUNK_TYPES = (ReadyChunk, TextChunk, TokensChunk, FinishChunk)
+"""The typed inference chunk classes, for `isinstance` checks."""

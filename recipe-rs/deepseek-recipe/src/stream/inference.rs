@@ -52,8 +52,9 @@ pub type TokenLogprobs = (f32, Vec<TopLogprob>);
 pub enum InferenceChunk {
     /// The stream starts; carries prompt usage when the backend knows it.
     Ready {
-        /// Prompt usage, absent when unknown (counts are then 0).
-        #[serde(flatten)]
+        /// Prompt usage, absent when unknown (counts are then 0). Read from `prompt_tokens`
+        /// (cache hits default to 0); without `prompt_tokens` there is none.
+        #[serde(flatten, deserialize_with = "prompt_usage_fields")]
         prompt_usage: Option<PromptUsage>,
         /// The backend's fingerprint, reported in Chat chunks.
         #[serde(default)]
@@ -79,6 +80,29 @@ pub enum InferenceChunk {
         /// Why it finished.
         finish_reason: InferenceFinishReason,
     },
+}
+
+/// The prompt counts of a `ready` chunk as written in its JSON form, each optional.
+#[derive(Deserialize)]
+struct PromptUsageFields {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+}
+
+/// Reads a `ready` chunk's usage strictly: a count of the wrong type is an error (serde's own
+/// flattened `Option` would drop it silently), and `prompt_tokens` alone is usage with no cache
+/// hits, as the typed Python `ReadyChunk` reads it.
+fn prompt_usage_fields<'de, D>(deserializer: D) -> Result<Option<PromptUsage>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let fields = PromptUsageFields::deserialize(deserializer)?;
+    Ok(fields.prompt_tokens.map(|prompt_tokens| PromptUsage {
+        prompt_tokens,
+        prompt_cache_hit_tokens: fields.prompt_cache_hit_tokens.unwrap_or(0),
+    }))
 }
 
 impl InferenceChunk {
@@ -118,5 +142,71 @@ impl InferenceChunk {
     /// A `finish` chunk.
     pub fn finish(finish_reason: InferenceFinishReason) -> Self {
         Self::Finish { finish_reason }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ready_usage(json: &str) -> crate::Result<Option<PromptUsage>> {
+        match InferenceChunk::from_json(json)? {
+            InferenceChunk::Ready { prompt_usage, .. } => Ok(prompt_usage),
+            other => panic!("not a ready chunk: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ready_usage_is_read_from_prompt_tokens() {
+        let both = r#"{"kind":"ready","prompt_tokens":7,"prompt_cache_hit_tokens":3}"#;
+        assert_eq!(
+            ready_usage(both).unwrap(),
+            Some(PromptUsage {
+                prompt_tokens: 7,
+                prompt_cache_hit_tokens: 3
+            })
+        );
+        assert_eq!(
+            ready_usage(r#"{"kind":"ready","prompt_tokens":7}"#).unwrap(),
+            Some(PromptUsage {
+                prompt_tokens: 7,
+                prompt_cache_hit_tokens: 0
+            })
+        );
+        assert_eq!(ready_usage(r#"{"kind":"ready"}"#).unwrap(), None);
+        let hits_only = r#"{"kind":"ready","prompt_cache_hit_tokens":3,"x":1}"#;
+        assert_eq!(ready_usage(hits_only).unwrap(), None);
+        assert_eq!(
+            ready_usage(r#"{"kind":"ready","prompt_tokens":null}"#).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn ready_usage_of_the_wrong_type_is_an_error() {
+        for json in [
+            r#"{"kind":"ready","prompt_tokens":"7"}"#,
+            r#"{"kind":"ready","prompt_tokens":-1}"#,
+            r#"{"kind":"ready","prompt_tokens":7,"prompt_cache_hit_tokens":1.5}"#,
+            r#"{"kind":"ready","prompt_cache_hit_tokens":true}"#,
+        ] {
+            assert!(ready_usage(json).is_err(), "{json}");
+        }
+    }
+
+    #[test]
+    fn a_ready_chunk_round_trips_through_json() {
+        let chunk = InferenceChunk::ready(
+            Some(PromptUsage {
+                prompt_tokens: 9,
+                prompt_cache_hit_tokens: 4,
+            }),
+            Some("fp".into()),
+        );
+        let json = serde_json::to_string(&chunk).unwrap();
+        assert_eq!(InferenceChunk::from_json(&json).unwrap(), chunk);
+        let bare = InferenceChunk::ready(None, None);
+        let json = serde_json::to_string(&bare).unwrap();
+        assert_eq!(InferenceChunk::from_json(&json).unwrap(), bare);
     }
 }
