@@ -145,22 +145,24 @@ impl Bpe {
         }
     }
 
-    /// This model with the whole-token table filled from `token_bytes` (the bytes of every id):
-    /// each token of 2 to [`SHORT_WORD_MAX`] bytes is merged as a word and kept when that gives
-    /// the token.
-    pub(super) fn with_whole_tokens(mut self, token_bytes: &[Box<[u8]>]) -> Self {
+    /// This model with the whole-token table filled from `token_bytes` (each token's id and
+    /// bytes): each token of 2 to [`SHORT_WORD_MAX`] bytes is merged as a word and kept when that
+    /// gives the token.
+    pub(super) fn with_whole_tokens<'a>(
+        mut self,
+        token_bytes: impl IntoIterator<Item = (u32, &'a [u8])>,
+    ) -> Self {
         let mut state = EncodeState::default();
         let mut ids = Vec::new();
         let mut whole_tokens = Vec::new();
-        for (id, bytes) in token_bytes.iter().enumerate() {
+        for (id, bytes) in token_bytes {
             if !(2..=SHORT_WORD_MAX).contains(&bytes.len()) {
                 continue;
             }
             ids.clear();
             self.encode_word(bytes, &mut ids, &mut state);
-            // Ids fit in u32: the vocabulary is indexed by u32 ids.
-            if ids == [id as u32] {
-                whole_tokens.push((&bytes[..], id as u32));
+            if ids == [id] {
+                whole_tokens.push((bytes, id));
             }
         }
         self.whole_tokens = WholeTokens::new(whole_tokens);
@@ -541,8 +543,7 @@ mod tests {
         let spellings: [&[u8]; 10] = [
             b"a", b"b", b"c", b"x", b"aa", b"aaa", b"bc", b"abc", b"aaaa", b"ab",
         ];
-        let token_bytes: Vec<Box<[u8]>> = spellings.iter().map(|&bytes| bytes.into()).collect();
-        let bpe = toy().with_whole_tokens(&token_bytes);
+        let bpe = toy().with_whole_tokens((0..).zip(spellings));
         let mut whole: Vec<u32> = bpe.whole_tokens.ids().collect();
         whole.sort_unstable();
         assert_eq!(whole, [4, 5, 6, 7, 8]);

@@ -55,11 +55,6 @@ pub(super) fn char_byte(c: char) -> Option<u8> {
         .copied()
 }
 
-/// The bytes of a byte-level spelled token, or `None` when a character is not a byte character.
-pub(super) fn spelled_bytes(token: &str) -> Option<Vec<u8>> {
-    token.chars().map(char_byte).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +68,5 @@ mod tests {
         assert_eq!(BYTE_CHARS[usize::from(b'\n')], 'Ċ');
         assert_eq!(char_byte('｜'), None);
         assert_eq!(char_byte(' '), None);
-        assert_eq!(spelled_bytes("Ġhi"), Some(b" hi".to_vec()));
     }
 }

@@ -13,8 +13,9 @@ use serde_json::Value;
 
 use super::added::AddedTokens;
 use super::bpe::{Bpe, Merge};
-use super::bytelevel::{spelled_bytes, BYTE_CHARS};
+use super::bytelevel::BYTE_CHARS;
 use super::pretokenize::{CJK_REGEX, NUMBER_REGEX, WORD_REGEX};
+use super::vocab::Vocab;
 use crate::error::{Error, Result};
 
 /// Token ids must be below this bound (the id tables are dense).
@@ -157,12 +158,8 @@ fn split_merge<E: de::Error>(line: &str) -> Result<(&str, &str), E> {
 pub(super) struct Parts {
     pub(super) bpe: Bpe,
     pub(super) added: AddedTokens,
-    /// Spelling of each id, `None` where no token has the id.
-    pub(super) tokens: Vec<Option<Box<str>>>,
-    /// Bytes each id decodes to (empty where no token has the id).
-    pub(super) token_bytes: Vec<Box<[u8]>>,
-    /// Id of each spelling (added tokens win over the model vocabulary).
-    pub(super) ids: FxHashMap<Box<str>, u32>,
+    /// Spellings, bytes and ids of every token (added tokens win over the model vocabulary).
+    pub(super) vocab: Vocab,
     /// The spelling of every added token.
     pub(super) added_spellings: Vec<Box<str>>,
 }
@@ -227,8 +224,7 @@ pub(super) fn parse(json: &[u8]) -> Result<Parts> {
         return Err(unsupported(format!("token id {max_id} is too large")));
     }
     let size = max_id as usize + 1;
-    let mut tokens: Vec<Option<Box<str>>> = vec![None; size];
-    let mut ids = FxHashMap::with_capacity_and_hasher(size, Default::default());
+    // Added tokens come last: they win over the model vocabulary for a spelling they share.
     let entries = vocab
         .iter()
         .map(|(spelling, &id)| (spelling.borrow(), id))
@@ -237,34 +233,18 @@ pub(super) fn parse(json: &[u8]) -> Result<Parts> {
                 .iter()
                 .map(|token| (token.content.as_str(), token.id)),
         );
-    for (spelling, id) in entries {
-        tokens[id as usize] = Some(spelling.into());
-        ids.insert(Box::<str>::from(spelling), id);
-    }
-    let token_bytes: Vec<Box<[u8]>> = tokens
-        .iter()
-        .map(|token| match token {
-            // The reference's byte-level decoder: a token whose characters all spell bytes decodes
-            // to those bytes, any other token to its own UTF-8.
-            Some(spelling) => spelled_bytes(spelling)
-                .unwrap_or_else(|| spelling.as_bytes().to_vec())
-                .into_boxed_slice(),
-            None => Box::default(),
-        })
-        .collect();
+    let vocab = Vocab::new(size, entries)?;
     let added = AddedTokens::new(file.added_tokens.iter().map(|token| {
         (
             token.content.as_str(),
-            ids[token.content.as_str()],
+            vocab.id(&token.content).unwrap_or(token.id),
             token.normalized,
         )
     }));
     Ok(Parts {
-        bpe: Bpe::new(byte_ids, merges).with_whole_tokens(&token_bytes),
+        bpe: Bpe::new(byte_ids, merges).with_whole_tokens(vocab.all_bytes()),
         added,
-        tokens,
-        token_bytes,
-        ids,
+        vocab,
         added_spellings: file
             .added_tokens
             .iter()

@@ -20,6 +20,7 @@ mod pretokenize;
 mod state_pool;
 mod thread_state;
 mod unicode_tables;
+mod vocab;
 mod whole_tokens;
 
 use std::ops::Range;
@@ -64,9 +65,7 @@ struct Inner {
     id: u64,
     bpe: Bpe,
     added: AddedTokens,
-    tokens: Vec<Option<Box<str>>>,
-    token_bytes: Vec<Box<[u8]>>,
-    ids: FxHashMap<Box<str>, u32>,
+    vocab: vocab::Vocab,
     added_spellings: Vec<Box<str>>,
     /// [`Tokenizer::prompt_special_id`] of every added token that has one, made on first use.
     prompt_special_ids: OnceLock<FxHashMap<Box<str>, u32>>,
@@ -95,9 +94,7 @@ impl Tokenizer {
                 id: thread_state::new_tokenizer_id(),
                 bpe: parts.bpe,
                 added: parts.added,
-                tokens: parts.tokens,
-                token_bytes: parts.token_bytes,
-                ids: parts.ids,
+                vocab: parts.vocab,
                 added_spellings: parts.added_spellings,
                 prompt_special_ids: OnceLock::new(),
                 worker_states: StatePool::default(),
@@ -479,10 +476,10 @@ impl Tokenizer {
     }
 
     fn token_bytes(&self, id: u32) -> Result<&[u8]> {
-        match self.inner.tokens.get(id as usize) {
-            Some(Some(_)) => Ok(&self.inner.token_bytes[id as usize]),
-            _ => Err(Error::unknown_token_id(id)),
-        }
+        self.inner
+            .vocab
+            .bytes(id)
+            .ok_or_else(|| Error::unknown_token_id(id))
     }
 
     /// The id `spelling` has as a special token of a prompt: `Some` when it is recognised as one
@@ -512,17 +509,17 @@ impl Tokenizer {
 
     /// The id of a token spelled `token` (byte-level spelling for vocabulary tokens, e.g. `Ġthe`).
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.inner.ids.get(token).copied()
+        self.inner.vocab.id(token)
     }
 
     /// The spelling of token `id`.
     pub fn id_to_token(&self, id: u32) -> Option<&str> {
-        self.inner.tokens.get(id as usize)?.as_deref()
+        self.inner.vocab.spelling(id)
     }
 
     /// One more than the largest token id (129,280 for DeepSeek V4).
     pub fn vocab_size(&self) -> usize {
-        self.inner.tokens.len()
+        self.inner.vocab.len()
     }
 }
 
