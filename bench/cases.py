@@ -81,17 +81,20 @@ class Sizes:
     tiny_scale: float
     short_repeat: int
     long_document_chars: int
+    stage_repeat: int
+    """Calls per timed run of the document's and the 1x agent's convert and render stages (the
+    agent's divided by its scale): one sub-millisecond call is too short a sample to time."""
 
     @staticmethod
     def full(corpus_mb: float) -> Sizes:
         """The sizes of issues #8 and #19: 20 MB corpus, 100K-token agent, 500K-character
         document, 20K-token stream."""
-        return Sizes(corpus_mb, 256, 64, 60, 1.0, 64, 0.25, 200, 500_000)
+        return Sizes(corpus_mb, 256, 64, 60, 1.0, 64, 0.25, 200, 500_000, 16)
 
     @staticmethod
     def quick() -> Sizes:
         """A few seconds in all: for the smoke test."""
-        return Sizes(0.05, 8, 2, 2, 0.02, 2, 0.01, 5, 2_000)
+        return Sizes(0.05, 8, 2, 2, 0.02, 2, 0.01, 5, 2_000, 1)
 
 
 def write(directory: Path, name: str, data: object) -> str:
@@ -162,17 +165,25 @@ body), `render` (the prompt text and special ranges of a converted request, rend
 
 def request_cases(directory: Path, sizes: Sizes, runs: int, peer: bool) -> list[Case]:
     """(b): every stage of the short chat (`short_repeat` requests per run), the long document
-    and the agent conversation at 1x, 4x, 16x turns."""
+    and the agent conversation at 1x, 4x, 16x turns (their convert and render stages
+    `stage_repeat` requests per run, the agent's divided by its scale; encode one)."""
 
     def runners(stage: str) -> list[Runner]:
         return [Runner("ours", stage)] + ([Runner("peer", stage)] if peer else [])
 
     def stage_cases(
-        workload: str, file: str, units: float, unit: str, repeat: int, scale: int = 0
+        workload: str,
+        file: str,
+        units: float,
+        unit: str,
+        stage_repeat: int,
+        encode_repeat: int,
+        scale: int = 0,
     ) -> list[Case]:
         cases = []
         for stage in REQUEST_STAGES:
             label = "" if stage == "encode" else f" ({stage})"
+            repeat = encode_repeat if stage == "encode" else stage_repeat
             series = f"{workload}{label}" if scale else ""
             cases.append(
                 Case(
@@ -182,7 +193,7 @@ def request_cases(directory: Path, sizes: Sizes, runs: int, peer: bool) -> list[
                     runners=runners(stage),
                     items=repeat,
                     item="request",
-                    units=units,
+                    units=units * repeat,
                     unit=unit,
                     runs=runs,
                     repeat=repeat,
@@ -194,14 +205,17 @@ def request_cases(directory: Path, sizes: Sizes, runs: int, peer: bool) -> list[
 
     repeat = sizes.short_repeat
     short = write(directory, "short-chat.json", request_workloads.short_chat())
-    cases = stage_cases("b short chat", short, repeat, "request", repeat)
+    cases = stage_cases("b short chat", short, 1, "request", repeat, repeat)
     document = request_workloads.long_document(sizes.long_document_chars)
     name = write(directory, "long-document.json", document)
-    cases += stage_cases("b long doc", name, len(document.encode("utf-8")) / 1e3, "KB", 1)
+    size = len(document.encode("utf-8")) / 1e3
+    cases += stage_cases("b long doc", name, size, "KB", sizes.stage_repeat, 1)
     for scale in SCALES:
         body = request_workloads.agent_conversation(sizes.agent_turns * scale)
         name = write(directory, f"agent-{scale}.json", body)
-        cases += stage_cases("b agent", name, len(body.encode("utf-8")) / 1e3, "KB", 1, scale)
+        size = len(body.encode("utf-8")) / 1e3
+        stage_repeat = max(1, sizes.stage_repeat // scale)
+        cases += stage_cases("b agent", name, size, "KB", stage_repeat, 1, scale)
     return cases
 
 

@@ -164,14 +164,17 @@ def prepared_result(
     check: list[str],
 ) -> dict[str, Any]:
     """Times `runs` runs of `work` on each of `repeat` fresh `prepare()` results, made untimed
-    before each run; the request families' result with its `check`."""
+    before each run; the request families' result with its `check`. Each result is dropped
+    right after its `work`, as the work's own result is (a rendered request keeps its prompt)."""
 
     def prepare_all() -> list[State]:
-        return [prepare() for _ in range(repeat)]
+        states = [prepare() for _ in range(repeat)]
+        states.reverse()  # popped from the end: worked on in the order they were made
+        return states
 
     def run_all(states: list[State]) -> None:
-        for state in states:
-            work(state)
+        while states:
+            work(states.pop())
 
     base = after_check()
     return {"seconds": timed_setup_runs(prepare_all, run_all, runs), "check": check, **base}
