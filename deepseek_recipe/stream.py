@@ -60,17 +60,18 @@ _INVALID_CHUNK = "invalid inference chunk"
 """The core's prefix for an inference chunk it cannot read."""
 
 
+def _typed_model(protocol: Protocol, response: bool) -> Any:
+    """The protocol's chunk (or event) type, or its response type, imported on first use."""
+    module, chunk_type, response_type = _TYPED_OUTPUT[protocol]
+    models = import_module(f"deepseek_recipe.models.{module}")
+    return getattr(models, response_type if response else chunk_type)
+
+
 @cache
 def _chunk_adapter(protocol: Protocol) -> TypeAdapter[Any]:
     from pydantic import TypeAdapter
 
-    module, chunk_type, _ = _TYPED_OUTPUT[protocol]
-    return TypeAdapter(getattr(import_module(f"deepseek_recipe.models.{module}"), chunk_type))
-
-
-def _response_type(protocol: Protocol) -> Any:
-    module, _, response_type = _TYPED_OUTPUT[protocol]
-    return getattr(import_module(f"deepseek_recipe.models.{module}"), response_type)
+    return TypeAdapter(_typed_model(protocol, response=False))
 
 
 def new_response_id(protocol: Protocol) -> str:
@@ -221,7 +222,7 @@ class StreamProcessor:
         """The complete response accumulated from every chunk so far, typed."""
         return cast(
             "StreamResponse",
-            _response_type(self.protocol).model_validate_json(self.response_json()),
+            _typed_model(self.protocol, response=True).model_validate_json(self.response_json()),
         )
 
     def _typed(self, records: list[tuple[str | None, str]]) -> list[StreamChunk]:
