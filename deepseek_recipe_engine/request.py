@@ -48,12 +48,17 @@ class GenerationRequest:
     top_logprobs: int = 0  # alternatives reported per token (0..20), only with `logprobs`
     stop_token_ids: list[int] = field(default_factory=list)
     # Tokens never sampled: markup a model's answer does not hold (the bundled engine bans them;
-    # vLLM gets them as a logit bias of -100; SGLang's front end leaves them to the model).
+    # vLLM and SGLang get them as `banned_token_bias()`).
     banned_token_ids: list[int] = field(default_factory=list)
     logits_processor: LogitsProcessor | None = None  # the bundled engine's constraint hook
     # The output constraint as an llguidance Lark grammar, for backends that enforce it themselves
     # (vLLM's and SGLang's structured outputs; deepseek_recipe_engine/grammar.py).
     grammar: str | None = None
+
+    def banned_token_bias(self) -> dict[str, float]:
+        """The banned tokens as a `logit_bias` (token id as a string: -100), for servers that
+        take one; -100 is the strongest bias OpenAI-style APIs accept, never drawn in practice."""
+        return {str(token): -100.0 for token in self.banned_token_ids}
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 Each generation is one streamed `/generate` request with `input_ids` (the recipe's prompt ids) and
 explicit `sampling_params` (SGLang would otherwise take the model's `generation_config.json`
 defaults): `max_new_tokens`, `temperature`, `top_p`, `top_k: -1`, `min_p`, the penalties off, the
-end-of-sentence stop token, `sampling_seed`, and the output constraint as an llguidance grammar in
-`ebnf` (SGLang must run `--grammar-backend llguidance`, which reads Lark). Logprobs come from
+end-of-sentence stop token, `sampling_seed`, a `logit_bias` of -100 on the prompt-only markup, and
+the output constraint as an llguidance grammar in `ebnf` (SGLang must run `--grammar-backend
+llguidance`, which reads Lark). Logprobs come from
 `return_logprob` / `top_logprobs_num` as `(logprob, token id, text)` entries in `meta_info`.
 
 Every streamed chunk is `{"text", "output_ids", "meta_info"}`; `meta_info` carries
@@ -67,6 +68,8 @@ def generate_body(request: GenerationRequest) -> dict[str, Any]:
         sampling["sampling_seed"] = request.seed
     if request.grammar is not None:
         sampling["ebnf"] = request.grammar
+    if request.banned_token_ids:
+        sampling["logit_bias"] = request.banned_token_bias()
     body: dict[str, Any] = {
         "input_ids": request.prompt_ids,
         "sampling_params": sampling,

@@ -96,8 +96,8 @@ def completion_body(request: GenerationRequest) -> dict[str, Any]:
         body["return_tokens_as_token_ids"] = True
     if request.grammar is not None:
         body["structured_outputs"] = {"grammar": request.grammar}
-    if request.banned_token_ids:  # the strongest bias the API takes: never drawn in practice
-        body["logit_bias"] = {str(token): -100.0 for token in request.banned_token_ids}
+    if request.banned_token_ids:
+        body["logit_bias"] = request.banned_token_bias()
     return body
 
 

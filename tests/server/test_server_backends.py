@@ -358,7 +358,9 @@ def test_sglang_generate_body_is_explicit() -> None:
     assert sampling["max_new_tokens"] == 9 and sampling["sampling_seed"] == 4
     assert (sampling["temperature"], sampling["top_p"], sampling["top_k"]) == (0.5, 0.9, -1)
     assert sampling["stop_token_ids"] == [EOS] and sampling["ebnf"] == "start: x"
-    assert "return_logprob" not in body
+    assert "return_logprob" not in body and "logit_bias" not in sampling
+    banned = generate_body(sglang_request(banned_token_ids=[3, 9]))["sampling_params"]
+    assert banned["logit_bias"] == {"3": -100.0, "9": -100.0}
 
 
 @pytest.mark.parametrize("incremental", [False, True], ids=["cumulative", "incremental"])
