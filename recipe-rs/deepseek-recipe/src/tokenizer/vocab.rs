@@ -2,8 +2,8 @@
 //!
 //! Held in a few flat allocations (every spelling in one string, every token's bytes in one
 //! buffer, each indexed by end offsets, and the ids sorted by spelling) rather than three small
-//! allocations per token: for DeepSeek V4's 129,280 tokens that is about 3 MB instead of 20 MB
-//! of live heap, and a load that leaves no scattered small blocks behind.
+//! allocations per token: for DeepSeek V4's 129,280 tokens about 3.5 MB in a few blocks instead
+//! of 13 MB in 389K blocks (a loaded tokenizer: 12.5 MB of live heap instead of 22.8 MB).
 
 use rustc_hash::FxHashMap;
 
