@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, cast
 
 from deepseek_recipe import _native
+from deepseek_recipe._json_text import json_text
 from deepseek_recipe.errors import INVALID_JSON_PREFIX, RequestParseError
 from deepseek_recipe.images import ImageResolver, request_token_adjustment
 from deepseek_recipe.tokenizer import Tokenizer
@@ -324,26 +325,4 @@ def _as_text(request: RequestLike) -> str:
             raise RequestParseError(f"{INVALID_JSON_PREFIX}{err}") from err
     if isinstance(request, str):
         return request
-    try:
-        return json.dumps(request, ensure_ascii=False)
-    except RecursionError:
-        # Nested deeper than Python recurses, far deeper than the parser accepts: the JSON of
-        # the body cut off below the parser's depth fails to parse exactly where the whole
-        # body's JSON would, with the same `RequestParseError`.
-        return json.dumps(_cut_below(request, _CUT_DEPTH), ensure_ascii=False)
-
-
-_CUT_DEPTH = 256
-"""Nesting kept by `_cut_below`: beyond the parser's limit (128), well within Python's."""
-
-
-def _cut_below(value: object, depth: int) -> object:
-    """`value` with every object or array nested `depth` levels down replaced by `null`."""
-    if not isinstance(value, dict | list | tuple):
-        return value
-    if depth == 0:
-        return None
-    if isinstance(value, dict):
-        items = cast(dict[Any, Any], value).items()
-        return {key: _cut_below(item, depth - 1) for key, item in items}
-    return [_cut_below(item, depth - 1) for item in cast(list[Any] | tuple[Any, ...], value)]
+    return json_text(request)

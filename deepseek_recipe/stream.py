@@ -11,6 +11,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from deepseek_recipe import _native
+from deepseek_recipe._json_text import json_text
 from deepseek_recipe.errors import RequestParseError
 from deepseek_recipe.requests import ConvertedRequest, Protocol
 from deepseek_recipe.tokenizer import Tokenizer
@@ -270,8 +271,8 @@ def _chunk_json(chunk: InferenceChunkLike) -> str:
     """
     if isinstance(chunk, Mapping):
         try:
-            return json.dumps(dict(chunk), allow_nan=False)
-        except (TypeError, ValueError) as error:
+            return json_text(dict(chunk))
+        except (TypeError, ValueError) as error:  # a value JSON has no form for
             raise RequestParseError(f"{_INVALID_CHUNK}: {error}") from None
     inference = sys.modules.get(_INFERENCE_MODULE)  # loaded whenever a typed chunk exists
     if inference is not None and isinstance(chunk, inference.INFERENCE_CHUNK_TYPES):

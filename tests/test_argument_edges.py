@@ -113,3 +113,15 @@ def test_bodies_nested_deeper_than_python_recurses_are_request_parse_errors() ->
         convert({**base, "x": _nested(100_000)})
     assert str(deep.value) == str(shallow.value)
     assert str(deep.value).startswith("invalid JSON request: recursion limit exceeded at line 1")
+
+
+def test_bodies_with_a_lone_surrogate_get_the_error_of_their_json_text() -> None:
+    # A lone surrogate has no UTF-8: the object's JSON is written with escapes, and the parser
+    # refuses it as it refuses that JSON text (no UnicodeEncodeError from the binding).
+    body = {"model": "DeepSeek-V4-Pro", "messages": [{"role": "user", "content": "é\ud800"}]}
+    with pytest.raises(RequestParseError) as from_object:
+        convert(body)
+    with pytest.raises(RequestParseError) as from_text:
+        convert(json.dumps(body))
+    assert str(from_object.value) == str(from_text.value)
+    assert str(from_object.value).startswith("invalid JSON request: ")

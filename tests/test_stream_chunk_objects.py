@@ -111,12 +111,21 @@ def test_ready_usage_from_prompt_tokens_alone() -> None:
     assert '"prompt_cache_miss_tokens":7' in stream.response_json()
 
 
+def deeply_nested(depth: int) -> list[Any]:
+    """A list nested `depth` levels deep (deeper than Python's recursion limit allows to dump)."""
+    nested: list[Any] = []
+    for _ in range(depth):
+        nested = [nested]
+    return nested
+
+
 def test_objects_that_are_not_json_are_refused() -> None:
     stream = processor()
     for chunk in [
         {"kind": "text", "content": "a", "token_count": float("nan")},
         {"kind": "tokens", "token_ids": [object()]},
         {"kind": "text", "content": "\ud800", "token_count": 1},
+        {"kind": "ready", "x_deep": deeply_nested(100_000)},
         "not a chunk",
     ]:
         try:
