@@ -173,6 +173,23 @@ def test_unknown_id_in_an_array_is_a_tokenizer_error(tok):
         tok.decode_batch(batch)
 
 
+def test_parallel_batch_decode_keeps_order_and_the_first_error_by_position(tok):
+    """Large enough to be decoded on several threads, its `str`s made while others decode."""
+    texts = [f"text {i} 数字 {'é' * (i % 40)} \U0001f600" * 8 for i in range(3000)]
+    batch = tok.encode_batch(texts)
+    assert sum(map(len, batch)) >= 64 * 1024
+    for threads in (2, 5):
+        parallel = tok.with_threads(threads)
+        assert parallel.decode_batch(batch) == texts
+        assert parallel.decode_batch(parallel.encode_batch_array(texts)) == texts
+        broken = [list(ids) for ids in batch]
+        broken[2900].append(VOCAB + 9)
+        broken[1700].append(VOCAB + 5)
+        broken[2100].append(VOCAB + 7)
+        with pytest.raises(TokenizerError, match=f"unknown token id {VOCAB + 5}"):
+            parallel.decode_batch(broken)
+
+
 def test_empty_inputs(tok):
     assert tok.decode([]) == tok.decode(()) == tok.decode(array.array("I")) == ""
     assert tok.decode_batch([]) == tok.decode_batch(()) == []

@@ -258,12 +258,9 @@ impl PyTokenizer {
     }
 
     /// The text of each id list, decoded in parallel without the GIL.
-    fn decode_batch(&self, py: Python<'_>, batch: Vec<TokenIds>) -> PyResult<Vec<String>> {
-        py.detach(|| {
-            self.inner
-                .decode_batch(&batch.iter().map(|ids| &ids.0[..]).collect::<Vec<_>>())
-        })
-        .map_err(to_py_err)
+    fn decode_batch(&self, py: Python<'_>, batch: Vec<TokenIds>) -> PyResult<Vec<Py<PyString>>> {
+        let lists: Vec<&[u32]> = batch.iter().map(|ids| &ids.0[..]).collect();
+        decode_to_strs(py, &self.inner, &lists)
     }
 
     /// The text of each id list of a flat batch (`encode_batch_array`'s buffers: uint32 ids,
@@ -274,14 +271,11 @@ impl PyTokenizer {
         py: Python<'_>,
         ids: NativeUints<'_, 4>,
         offsets: NativeUints<'_, 8>,
-    ) -> PyResult<Vec<String>> {
+    ) -> PyResult<Vec<Py<PyString>>> {
         let (ids, offsets) = (ids.0.as_bytes(), offsets.0.as_bytes());
-        py.detach(|| {
-            let ids: Vec<u32> = uint32s(ids).collect();
-            let offsets: Vec<u64> = uint64s(offsets).collect();
-            self.inner.decode_batch(&flat_batch(&ids, &offsets))
-        })
-        .map_err(to_py_err)
+        let (ids, offsets): (Vec<u32>, Vec<u64>) =
+            py.detach(|| (uint32s(ids).collect(), uint64s(offsets).collect()));
+        decode_to_strs(py, &self.inner, &flat_batch(&ids, &offsets))
     }
 
     /// The id of the token spelled `token`, if any.
@@ -309,6 +303,39 @@ impl PyTokenizer {
             inner: self.inner.incremental_decoder(),
         }
     }
+}
+
+/// The text of each id list of `batch` as a Python `str`: decoded on the tokenizer's threads
+/// without the GIL, each block of texts made into `str`s (which needs the GIL, one thread at a
+/// time) as soon as it is decoded, so that making the `str`s overlaps with the decoding. The first
+/// list (by position) with an unknown id raises `TokenizerError`.
+fn decode_to_strs(
+    py: Python<'_>,
+    tokenizer: &Tokenizer,
+    batch: &[&[u32]],
+) -> PyResult<Vec<Py<PyString>>> {
+    let mut strs: Vec<Option<Py<PyString>>> = Vec::new();
+    strs.resize_with(batch.len(), || None);
+    let mut first_error: Option<(usize, deepseek_recipe::Error)> = None;
+    py.detach(|| {
+        tokenizer.decode_batch_blocks(batch, |start, texts| {
+            Python::attach(|py| {
+                for (index, text) in (start..).zip(texts) {
+                    match text {
+                        Ok(text) => strs[index] = Some(PyString::new(py, &text).unbind()),
+                        Err(err) if first_error.as_ref().is_none_or(|(at, _)| index < *at) => {
+                            first_error = Some((index, err));
+                        }
+                        Err(_) => {}
+                    }
+                }
+            });
+        });
+    });
+    if let Some((_, err)) = first_error {
+        return Err(to_py_err(err));
+    }
+    Ok(strs.into_iter().flatten().collect())
 }
 
 /// Streaming decoder: returns only complete UTF-8 text (see `deepseek_recipe.IncrementalDecoder`).

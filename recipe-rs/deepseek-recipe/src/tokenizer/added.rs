@@ -23,6 +23,8 @@ struct Trie {
     edges: FxHashMap<(u32, u8), u32>,
     /// The distinct first bytes of the tokens, in insertion order.
     starts: Vec<u8>,
+    /// The length in bytes of the longest spelling.
+    longest: usize,
 }
 
 impl Trie {
@@ -31,6 +33,7 @@ impl Trie {
             ends: vec![u32::MAX],
             edges: FxHashMap::default(),
             starts: Vec::new(),
+            longest: 0,
         }
     }
 
@@ -44,6 +47,7 @@ impl Trie {
             }
         }
         self.ends[node as usize] = id;
+        self.longest = self.longest.max(spelling.len());
         if let Some(&first) = spelling.as_bytes().first() {
             if !self.starts.contains(&first) {
                 self.starts.push(first);
@@ -81,6 +85,21 @@ impl Trie {
             }
         }
         found
+    }
+
+    /// Whether the longest token starting somewhere before byte `at` of `bytes` ends after it.
+    fn may_cross(&self, bytes: &[u8], at: usize) -> bool {
+        let mut from = at.saturating_sub(self.longest.saturating_sub(1));
+        while let Some(start) = self.next_start(&bytes[..at], from) {
+            if self
+                .longest_at(bytes, start)
+                .is_some_and(|(end, _)| end > at)
+            {
+                return true;
+            }
+            from = start + 1;
+        }
+        false
     }
 
     /// Splits `text` into gaps and leftmost-longest matches.
@@ -134,6 +153,15 @@ impl AddedTokens {
             Segment::Text(gap) => self.normalized.split(gap, emit),
             token => emit(token),
         });
+    }
+
+    /// Whether [`split`](Self::split) of `text` gives the segments of `text[..at]` followed by
+    /// those of `text[at..]`: no token that could match at a position before `at` reaches past
+    /// it. Whatever either pass matched before `at` then ends by `at`, both passes start afresh
+    /// there, and the halves' gaps are the whole's gaps cut at `at`.
+    pub(super) fn can_cut_at(&self, text: &str, at: usize) -> bool {
+        let bytes = text.as_bytes();
+        !self.raw.may_cross(bytes, at) && !self.normalized.may_cross(bytes, at)
     }
 }
 
@@ -194,6 +222,51 @@ mod tests {
         }
         if gap_start < text.len() {
             out.push(Segment::Text(&text[gap_start..]));
+        }
+        out
+    }
+
+    #[test]
+    fn a_cut_where_no_token_can_cross_splits_like_the_whole() {
+        let added = AddedTokens::new([
+            ("<a>", 1, false),
+            ("<a>bb", 2, false),
+            ("a>b", 3, true),
+            ("<<", 4, true),
+        ]);
+        let texts = [
+            "x<a>bby<a>b<<a>",
+            "<<a>b<<<a",
+            "a>ba>b<a><a>bb",
+            "plain text",
+        ];
+        let mut cuttable = 0;
+        for text in texts {
+            let whole = segments(&added, text);
+            for at in 0..=text.len() {
+                if !added.can_cut_at(text, at) {
+                    continue;
+                }
+                cuttable += 1;
+                let mut halves = segments(&added, &text[..at]);
+                halves.extend(segments(&added, &text[at..]));
+                // Gaps may be cut in two; compare with the gaps joined again.
+                assert_eq!(joined(&halves), joined(&whole), "{text:?} cut at {at}");
+            }
+            assert!(!added.can_cut_at("<a>bb", 4) && !added.can_cut_at("<a>bb", 1));
+        }
+        assert!(cuttable > 20);
+    }
+
+    /// `segments` with consecutive text segments joined.
+    fn joined(segments: &[Segment<'_>]) -> Vec<Result<String, u32>> {
+        let mut out: Vec<Result<String, u32>> = Vec::new();
+        for segment in segments {
+            match (segment, out.last_mut()) {
+                (Segment::Text(text), Some(Ok(last))) => last.push_str(text),
+                (Segment::Text(text), _) => out.push(Ok((*text).to_owned())),
+                (Segment::Token(id), _) => out.push(Err(*id)),
+            }
         }
         out
     }

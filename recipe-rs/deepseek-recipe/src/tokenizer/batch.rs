@@ -6,7 +6,9 @@
 //! at most; each worker keeps one scratch state (the encoder's word cache and buffers) for all the
 //! items it takes, instead of one per item.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 /// Batches with less work than this (in `weight` units: bytes or ids) stay on the calling thread.
 pub(super) const PARALLEL_MIN_WORK: usize = 64 * 1024;
@@ -24,10 +26,56 @@ pub(super) fn map_items<'a, T: Sync, S, R: Send>(
     new_state: impl Fn() -> S + Sync,
     job: impl Fn(&mut S, &'a T) -> R + Sync,
 ) -> Vec<R> {
+    let mut blocks = Blocks::default();
+    for_each_block(items, threads, weight, new_state, job, |start, results| {
+        blocks.push(start, results);
+    });
+    blocks.into_results()
+}
+
+/// Blocks of consecutive results gathered in any order (as [`for_each_block`] hands them over).
+pub(super) struct Blocks<R>(Vec<(usize, Vec<R>)>);
+
+impl<R> Default for Blocks<R> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<R> Blocks<R> {
+    /// Adds the block whose first item is item `start`.
+    pub(super) fn push(&mut self, start: usize, results: Vec<R>) {
+        self.0.push((start, results));
+    }
+
+    /// Every result, in item order.
+    pub(super) fn into_results(mut self) -> Vec<R> {
+        self.0.sort_unstable_by_key(|(start, _)| *start);
+        self.0
+            .into_iter()
+            .flat_map(|(_, results)| results)
+            .collect()
+    }
+}
+
+/// `job(state, item)` for every item, as [`map_items`] runs it, handing each block of
+/// consecutive results to `sink(index of the block's first item, results)` on the calling thread
+/// as soon as the block is done (blocks in completion order, each item in exactly one block), so
+/// the caller can consume results while other threads still work. The calling thread works too,
+/// between draining finished blocks into `sink`.
+pub(super) fn for_each_block<'a, T: Sync, S, R: Send>(
+    items: &'a [T],
+    threads: usize,
+    weight: impl Fn(&T) -> usize,
+    new_state: impl Fn() -> S + Sync,
+    job: impl Fn(&mut S, &'a T) -> R + Sync,
+    mut sink: impl FnMut(usize, Vec<R>),
+) {
     let threads = threads.min(items.len());
     if threads <= 1 || items.iter().map(weight).sum::<usize>() < PARALLEL_MIN_WORK {
         let mut state = new_state();
-        return items.iter().map(|item| job(&mut state, item)).collect();
+        sink(0, items.iter().map(|item| job(&mut state, item)).collect());
+        return;
     }
     let next = AtomicUsize::new(0);
     let claim = || {
@@ -44,32 +92,48 @@ pub(super) fn map_items<'a, T: Sync, S, R: Send>(
             }
         }
     };
-    let worker = || {
-        let mut state = new_state();
-        let mut done = Vec::new();
-        while let Some(block) = claim() {
-            let start = block.start;
-            let results = items[block].iter().map(|item| job(&mut state, item));
-            done.push((start, results.collect::<Vec<R>>()));
-        }
-        done
+    let run_block = |state: &mut S, block: Range<usize>| {
+        let start = block.start;
+        (
+            start,
+            items[block].iter().map(|item| job(state, item)).collect(),
+        )
     };
-    let mut blocks = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(worker)).collect();
-        let mut blocks = worker();
+    let (claim, run_block, new_state) = (&claim, &run_block, &new_state);
+    std::thread::scope(|scope| {
+        let (done, finished) = mpsc::channel::<(usize, Vec<R>)>();
+        let helpers: Vec<_> = (1..threads)
+            .map(|_| {
+                let done = done.clone();
+                scope.spawn(move || {
+                    let mut state = new_state();
+                    while let Some(block) = claim() {
+                        if done.send(run_block(&mut state, block)).is_err() {
+                            return;
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(done);
+        let mut state = None;
+        loop {
+            while let Ok((start, results)) = finished.try_recv() {
+                sink(start, results);
+            }
+            let Some(block) = claim() else { break };
+            let (start, results) = run_block(state.get_or_insert_with(new_state), block);
+            sink(start, results);
+        }
+        for (start, results) in finished {
+            sink(start, results);
+        }
         for helper in helpers {
-            match helper.join() {
-                Ok(done) => blocks.extend(done),
-                Err(panic) => std::panic::resume_unwind(panic),
+            if let Err(panic) = helper.join() {
+                std::panic::resume_unwind(panic);
             }
         }
-        blocks
     });
-    blocks.sort_unstable_by_key(|(start, _)| *start);
-    blocks
-        .into_iter()
-        .flat_map(|(_, results)| results)
-        .collect()
 }
 
 /// Bytes per id in [`write_ids_ne`]'s output (a native-endian `u32`).
@@ -159,6 +223,47 @@ mod tests {
             );
             assert!(states.into_inner() <= threads, "threads {threads}");
         }
+    }
+
+    #[test]
+    fn blocks_cover_every_item_once_and_reach_the_sink_on_the_calling_thread() {
+        let items: Vec<usize> = (0..3000).collect();
+        let caller = std::thread::current().id();
+        for threads in [1, 2, 5, 16] {
+            let mut seen = vec![0u8; items.len()];
+            let mut blocks = Blocks::default();
+            for_each_block(
+                &items,
+                threads,
+                |_| 100,
+                || (),
+                |(), item| item + 1,
+                |start, results| {
+                    assert_eq!(std::thread::current().id(), caller);
+                    for (index, result) in (start..).zip(&results) {
+                        assert_eq!(*result, index + 1);
+                        seen[index] += 1;
+                    }
+                    blocks.push(start, results);
+                },
+            );
+            assert!(seen.iter().all(|&count| count == 1), "threads {threads}");
+            assert_eq!(blocks.into_results(), (1..=3000).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "item 2500")]
+    fn a_panicking_job_reaches_the_caller_whichever_thread_ran_it() {
+        let items: Vec<usize> = (0..3000).collect();
+        for_each_block(
+            &items,
+            4,
+            |_| 100,
+            || (),
+            |(), &item| assert!(item != 2500, "item {item}"),
+            |_, _| {},
+        );
     }
 
     #[test]

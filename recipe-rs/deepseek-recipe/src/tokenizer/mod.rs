@@ -201,15 +201,7 @@ impl Tokenizer {
     /// [`encode`](Self::encode)'s copy of every id into one vector, made on the calling thread.
     pub fn encode_parts(&self, text: &str, allow_special: bool) -> Vec<Vec<u32>> {
         if self.parallel_parts(text.len()) > 1 {
-            let mut segments = Vec::new();
-            if allow_special {
-                self.inner
-                    .added
-                    .split(text, &mut |segment| segments.push(segment));
-            } else {
-                segments.push(Segment::Text(text));
-            }
-            return self.encode_segment_parts(&segments);
+            return self.encode_segment_parts(&[Segment::Text(text)], allow_special);
         }
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.with_state(|state| self.encode_into(text, allow_special, &mut out, state));
@@ -320,34 +312,57 @@ impl Tokenizer {
     /// # Errors
     /// [`Error::Tokenizer`] for an id no token has.
     pub fn decode_batch<I: AsRef<[u32]> + Sync>(&self, batch: &[I]) -> Result<Vec<String>> {
-        batch::map_items(
+        let mut blocks = batch::Blocks::default();
+        self.decode_batch_blocks(batch, |start, texts| blocks.push(start, texts));
+        blocks.into_results().into_iter().collect()
+    }
+
+    /// [`decode_batch`](Self::decode_batch) handing its results over as they are done: `sink` gets
+    /// blocks of consecutive results (the index of the block's first item, then one result per
+    /// item) on the calling thread, in completion order, while other threads still decode. A
+    /// caller that must turn each text into something on its own thread (a Python `str`) overlaps
+    /// that work with the decoding this way.
+    pub fn decode_batch_blocks<I: AsRef<[u32]> + Sync>(
+        &self,
+        batch: &[I],
+        sink: impl FnMut(usize, Vec<Result<String>>),
+    ) {
+        batch::for_each_block(
             batch,
             self.threads,
             |ids| ids.as_ref().len(),
             || (),
             |(), ids| self.decode(ids.as_ref()),
-        )
-        .into_iter()
-        .collect()
+            sink,
+        );
     }
 
     /// The ids of `segments` in order: each text is plain (added tokens not recognised), each
     /// token its id. Long inputs are encoded in parallel when [`threads`](Self::threads) allows.
     pub(crate) fn encode_segments(&self, segments: &[Segment<'_>]) -> Vec<u32> {
-        concat(self.encode_segment_parts(segments))
+        concat(self.encode_segment_parts(segments, false))
     }
 
-    /// The ids of `segments` (as [`encode_segments`](Self::encode_segments) gives them) in
-    /// consecutive parts, as [`encode_parts`](Self::encode_parts) does.
-    fn encode_segment_parts(&self, segments: &[Segment<'_>]) -> Vec<Vec<u32>> {
+    /// The ids of `segments` (each text encoded as [`encode`](Self::encode) encodes it with
+    /// `allow_special`, each token its id) in consecutive parts, as
+    /// [`encode_parts`](Self::encode_parts) does. Texts are cut only where no added token could
+    /// cross the cut, so the parts' threads look for added tokens themselves.
+    fn encode_segment_parts(&self, segments: &[Segment<'_>], allow_special: bool) -> Vec<Vec<u32>> {
         let text_bytes = parallel::text_len(segments);
         let parts = self.parallel_parts(text_bytes);
         if parts <= 1 {
             let mut out = Vec::with_capacity(text_bytes / 3 + segments.len());
-            self.encode_segments_into(segments, &mut out);
+            self.with_state(|state| {
+                self.encode_segments_with(segments, allow_special, &mut out, state);
+            });
             return vec![out];
         }
-        let chunks = parallel::split_segments(segments, text_bytes, parts * PARTS_PER_THREAD);
+        let chunks = parallel::split_segments(
+            segments,
+            text_bytes,
+            parts * PARTS_PER_THREAD,
+            |text, at| !allow_special || self.inner.added.can_cut_at(text, at),
+        );
         batch::map_items(
             &chunks,
             parts,
@@ -355,27 +370,24 @@ impl Tokenizer {
             || self.inner.worker_states.lease(),
             |state, chunk| {
                 let mut ids = Vec::with_capacity(parallel::text_len(chunk) / 3 + 1);
-                self.encode_segments_with(chunk, &mut ids, state);
+                self.encode_segments_with(chunk, allow_special, &mut ids, state);
                 ids
             },
         )
     }
 
-    /// Appends the ids of `segments` to `out`, on the calling thread with its word cache.
-    fn encode_segments_into(&self, segments: &[Segment<'_>], out: &mut Vec<u32>) {
-        self.with_state(|state| self.encode_segments_with(segments, out, state));
-    }
-
-    /// Appends the ids of `segments` to `out`, on the calling thread through `state`'s cache.
+    /// Appends the ids of `segments` to `out` (texts as [`encode`](Self::encode) encodes them
+    /// with `allow_special`), on the calling thread through `state`'s cache.
     fn encode_segments_with(
         &self,
         segments: &[Segment<'_>],
+        allow_special: bool,
         out: &mut Vec<u32>,
         state: &mut EncodeState,
     ) {
         for segment in segments {
             match *segment {
-                Segment::Text(text) => self.encode_plain(text, out, state),
+                Segment::Text(text) => self.encode_into(text, allow_special, out, state),
                 Segment::Token(id) => out.push(id),
             }
         }

@@ -20,12 +20,14 @@ pub(super) fn text_len(segments: &[Segment<'_>]) -> usize {
 }
 
 /// Cuts `segments` (holding `text_bytes` bytes of text) into at most `parts` consecutive chunks
-/// of about equal text, each starting at a safe cut. A text with no safe cut near a chunk's
+/// of about equal text, each starting at a safe cut where `can_cut(text, at)` also holds (the
+/// text segment being cut and the position in it). A text with no safe cut near a chunk's
 /// target end makes that chunk longer (a long run of one character is one BPE word).
 pub(super) fn split_segments<'t>(
     segments: &[Segment<'t>],
     text_bytes: usize,
     parts: usize,
+    can_cut: impl Fn(&str, usize) -> bool,
 ) -> Vec<Vec<Segment<'t>>> {
     // The text bytes that chunks 0..=index hold together when they are balanced.
     let target = |index: usize| text_bytes * (index + 1) / parts;
@@ -44,7 +46,11 @@ pub(super) fn split_segments<'t>(
         };
         while chunks.len() < parts && placed + rest.len() > target(chunks.len() - 1) {
             let wanted = target(chunks.len() - 1).saturating_sub(placed);
-            match safe_cut_from(rest, wanted) {
+            let mut cut = safe_cut_from(rest, wanted);
+            while let Some(at) = cut.filter(|&at| !can_cut(rest, at)) {
+                cut = safe_cut_from(rest, at + 1);
+            }
+            match cut {
                 Some(cut) => {
                     push(&mut chunks, Segment::Text(&rest[..cut]));
                     placed += cut;
@@ -85,7 +91,7 @@ mod tests {
         ];
         let total = text_len(&segments);
         for parts in 1..6 {
-            let chunks = split_segments(&segments, total, parts);
+            let chunks = split_segments(&segments, total, parts, |_, _| true);
             assert!(!chunks.is_empty() && chunks.len() <= parts, "{parts}");
             let mut joined = String::new();
             let mut tokens = Vec::new();
@@ -98,13 +104,31 @@ mod tests {
             assert_eq!(joined, format!("{text}tail"));
             assert_eq!(tokens, [7, 8]);
         }
-        assert_eq!(split_segments(&segments, total, 4).len(), 4);
+        assert_eq!(split_segments(&segments, total, 4, |_, _| true).len(), 4);
+    }
+
+    #[test]
+    fn cuts_go_only_where_the_caller_allows() {
+        let text = "word ".repeat(400);
+        // Safe cuts fall after each "word"; the caller allows only multiples of 7 (each cut is
+        // relative to the text left after the previous one, so the absolute ones are too).
+        let chunks = split_segments(&[Segment::Text(&text)], text.len(), 4, |_, at| at % 7 == 0);
+        assert_eq!(chunks.len(), 4);
+        let mut start = 0;
+        for chunk in &chunks {
+            let [Segment::Text(part)] = chunk[..] else {
+                panic!("{chunk:?}")
+            };
+            assert!(start % 7 == 0, "cut at {start}");
+            start += part.len();
+        }
+        assert_eq!(start, text.len());
     }
 
     #[test]
     fn a_text_without_safe_cuts_stays_whole() {
         let run = "a".repeat(1000);
-        let chunks = split_segments(&[Segment::Text(&run)], run.len(), 4);
+        let chunks = split_segments(&[Segment::Text(&run)], run.len(), 4, |_, _| true);
         assert_eq!(chunks, [vec![Segment::Text(run.as_str())]]);
     }
 }

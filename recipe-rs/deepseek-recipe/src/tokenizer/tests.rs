@@ -116,6 +116,37 @@ fn random_text_round_trips_and_streams() {
     }
 }
 
+/// Text made of added-token spellings, their prefixes and suffixes and a few letters, so that
+/// nearly every cut position has a token, or part of one, next to it.
+fn dense_token_spellings(seed: &mut u64, pieces: usize) -> String {
+    const SPELLINGS: &[&str] = &[
+        "<｜User｜>",
+        "<｜Assistant｜>",
+        "<think>",
+        "</think>",
+        "｜DSML｜",
+    ];
+    let mut text = String::new();
+    for _ in 0..pieces {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        let spelling = SPELLINGS[(*seed % 5) as usize];
+        let cut = spelling
+            .char_indices()
+            .map(|(at, _)| at)
+            .nth((*seed >> 8) as usize % spelling.chars().count())
+            .unwrap_or(0);
+        match (*seed >> 16) % 4 {
+            0 => text.push_str(&spelling[..cut]),
+            1 => text.push_str(&spelling[cut..]),
+            2 => text.push(char::from(b'a' + (*seed >> 24) as u8 % 3)),
+            _ => text.push_str(spelling),
+        }
+    }
+    text
+}
+
 #[test]
 fn parallel_encode_gives_the_single_threaded_ids() {
     let single = v4();
@@ -125,6 +156,7 @@ fn parallel_encode_gives_the_single_threaded_ids() {
         "Hello world, the model returns 123456 tokens.\n中文テキスト ".repeat(2000)
             + &"a".repeat(70_000),
     );
+    texts.push(dense_token_spellings(&mut seed, 12_000));
     for text in &texts {
         assert!(text.len() >= PARALLEL_MIN_BYTES, "{}", text.len());
         for allow_special in [false, true] {
