@@ -5,6 +5,8 @@ from the repository root (also `python -m bench --scaling`). Each implementation
 process (`bench.scaling_driver`); the peer, whose `Tokenizer` has only `encode`, is driven by a
 thread pool of each size. The table gives MB/s, the speed-up over the same call on one thread
 and the efficiency (speed-up / threads); the corpus ids of every batch call are checked equal.
+Each timed round runs every workload at every thread count once, and each cell keeps its best
+round, so a slow phase of the machine costs every thread count alike.
 A last row, "machine, SHA-256 (ceiling)", hashes the corpus on the same thread counts: pure
 computation with no shared data, i.e. how far this machine lets any job scale in those minutes.
 """
@@ -34,7 +36,9 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--corpus-mb", type=float, default=20.0, help="batch corpus (default 20)")
     parser.add_argument("--long-mb", type=float, default=4.0, help="one long text (default 4)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2, 4, 8, 16])
-    parser.add_argument("--runs", type=int, default=3, help="timed runs, the best kept (3)")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="timed rounds over every count and workload, best kept"
+    )
     parser.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
     parser.add_argument("--no-peer", action="store_true", help="skip the published package")
     parser.add_argument("--no-tiktoken", action="store_true", help="skip tiktoken")
