@@ -7,8 +7,11 @@ thread pool of each size. The table gives MB/s, the speed-up over the same call 
 and the efficiency (speed-up / threads); the corpus ids of every batch call are checked equal.
 Each timed round runs every workload at every thread count once, and each cell keeps its best
 round, so a slow phase of the machine costs every thread count alike.
-A last row, "machine, SHA-256 (ceiling)", hashes the corpus on the same thread counts: pure
-computation with no shared data, i.e. how far this machine lets any job scale in those minutes.
+The last rows are the machine's ceilings on the same thread counts: "SHA-256" hashes the corpus
+(pure computation with no shared data: how far this machine lets any job scale in those minutes),
+and "our batch count, one process per thread" shares the corpus out among that many single-threaded
+processes timed together (the tokenizer's own work with no threads: what the threaded batch count
+could reach there).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-peer", action="store_true", help="skip the published package")
     parser.add_argument("--no-tiktoken", action="store_true", help="skip tiktoken")
     parser.add_argument(
-        "--no-ceiling", action="store_true", help="skip the machine's ceiling (SHA-256 row)"
+        "--no-ceiling", action="store_true", help="skip the machine's ceilings (last rows)"
     )
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     return parser.parse_args(argv)
