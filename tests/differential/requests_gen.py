@@ -2262,6 +2262,11 @@ def case(seed: int, index: int) -> dict[str, Any]:
                 json.dumps(request, indent=1),
             ],
         )
+    elif chance(rng, 0.15):
+        # `json.dumps`'s default, as many clients send bodies: every non-ASCII character as a
+        # `\u` escape, a surrogate pair for each one beyond the BMP.
+        record["request"] = None
+        record["request_raw"] = json.dumps(request)
     else:
         record["request"] = request
     return record

@@ -6,8 +6,9 @@
 //! skipped; numbers are parsed by serde_json itself, so they round and overflow as in the two
 //! stages, and reach every field as the JSON value shows them: an `f32` field gets the `f64`),
 //! and it declines (returns `None`) rather than decide anything the two stages decide
-//! differently: nesting deeper than 64 levels, `\u` escapes of surrogates, enums written as
-//! objects, byte strings. A declined body is read in two stages, which also word every error.
+//! differently: nesting deeper than 64 levels, `\u` escapes of surrogates other than a high
+//! and a low half escaped one after the other (one character, decoded here as serde_json does),
+//! enums written as objects, byte strings. A declined body is read in two stages, which also word every error.
 //! Its one purpose is speed: strings without escapes are borrowed, escaped ones decoded once
 //! into their final `String` (see [`string`]).
 

@@ -16,8 +16,8 @@ pub(super) enum Text<'de> {
 
 /// Reads the string whose opening quote is at `open`: its text and the index after its closing
 /// quote. `None` for what the two-stage read rejects (a raw control character, an unknown or cut
-/// escape, no closing quote) and for any `\u` escape of a surrogate, which the two-stage read
-/// checks pairwise.
+/// escape, no closing quote) and for a `\u` escape of a surrogate that is not the high half of a
+/// pair escaped right after it (`\ud83d\ude00`, one character), which the two-stage read checks.
 pub(super) fn read_string(text: &str, open: usize) -> Option<(Text<'_>, usize)> {
     let bytes = text.as_bytes();
     let start = open + 1;
@@ -105,8 +105,9 @@ fn decode(raw: &str, plain: usize) -> Option<String> {
     Some(out)
 }
 
-/// Appends the character of the escape at `at` to `out` and returns the index after the escape;
-/// `None` if `at` holds no valid escape (a control character, an unescaped quote) or a surrogate.
+/// Appends the character of the escape at `at` to `out` and returns the index after the escape
+/// (after both halves of an escaped surrogate pair); `None` if `at` holds no valid escape (a
+/// control character, an unescaped quote) or a surrogate outside a pair.
 #[inline(always)]
 fn unescape(bytes: &[u8], at: usize, out: &mut String) -> Option<usize> {
     if bytes[at] != b'\\' {
@@ -121,15 +122,38 @@ fn unescape(bytes: &[u8], at: usize, out: &mut String) -> Option<usize> {
     if kind != b'u' {
         return None;
     }
-    let code = bytes
-        .get(at + 2..at + 6)?
+    let code = hex_code(bytes, at + 2)?;
+    // `from_u32` is `None` exactly for the surrogates.
+    if let Some(character) = char::from_u32(code) {
+        out.push(character);
+        return Some(at + 6);
+    }
+    let low = match bytes.get(at + 6..at + 8) {
+        Some(br"\u") if HIGH_SURROGATES.contains(&code) => hex_code(bytes, at + 8)?,
+        _ => return None,
+    };
+    if !LOW_SURROGATES.contains(&low) {
+        return None;
+    }
+    out.push(char::from_u32(
+        0x1_0000 + ((code - HIGH_SURROGATES.start) << 10) + (low - LOW_SURROGATES.start),
+    )?);
+    Some(at + 12)
+}
+
+/// The first half of a UTF-16 surrogate pair.
+const HIGH_SURROGATES: std::ops::Range<u32> = 0xD800..0xDC00;
+/// The second half of a UTF-16 surrogate pair.
+const LOW_SURROGATES: std::ops::Range<u32> = 0xDC00..0xE000;
+
+/// The value of the four hexadecimal digits at `at`, if they are four hexadecimal digits.
+fn hex_code(bytes: &[u8], at: usize) -> Option<u32> {
+    bytes
+        .get(at..at + 4)?
         .iter()
         .try_fold(0u32, |code, &digit| {
             Some(code * 16 + char::from(digit).to_digit(16)?)
-        })?;
-    // `from_u32` is `None` exactly for the surrogates.
-    out.push(char::from_u32(code)?);
-    Some(at + 6)
+        })
 }
 
 /// The character of each one-letter escape (`\n`, `\"`, …), 0 for the rest.
@@ -230,6 +254,9 @@ mod tests {
             r"\u00e9",
             r"\u20AC",
             r"\u0000",
+            r"\ud83d\ude00",
+            r"\uD83D\uDE00\ud800\udc00",
+            r"\udbff\udfff",
             "\u{7f}",
             " ",
             "]",
@@ -265,6 +292,11 @@ mod tests {
                 format!(r#""{a}\u12G4""#),
                 format!(r#""{a}\ud800""#),
                 format!(r#""{a}\uDFFF\uD800""#),
+                format!(r#""{a}\ud83d\u0041""#),
+                format!(r#""{a}\ud83d\ud83d\ude00""#),
+                format!(r#""{a}\ud83d\ude0""#),
+                format!(r#""{a}\ud83d\n""#),
+                format!(r#""{a}\ud83d""#),
                 format!(r#""{a}\n"#),
                 format!(r#""{a}\"#),
                 format!("\"{a}\\n\u{1}\""),
