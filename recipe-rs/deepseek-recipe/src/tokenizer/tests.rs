@@ -66,6 +66,14 @@ fn incremental_decoder_matches_decode() {
     assert!(!decoder.has_pending());
 }
 
+/// The next number of the xorshift sequence in `seed` (which it advances).
+fn next_random(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
 /// Deterministic pseudo-random text over all planes, with special spellings and runs mixed in.
 fn random_text(seed: &mut u64, len: usize) -> String {
     const PIECES: &[&str] = &[
@@ -77,15 +85,9 @@ fn random_text(seed: &mut u64, len: usize) -> String {
         "123456",
         "中文",
     ];
-    let mut next = || {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
-    };
     let mut text = String::new();
     for _ in 0..len {
-        let roll = next();
+        let roll = next_random(seed);
         match roll % 8 {
             0 => text.push_str(PIECES[(roll >> 8) as usize % PIECES.len()]),
             1 => text.push(char::from(b' ' + (roll >> 8) as u8 % 95)),
@@ -128,19 +130,17 @@ fn dense_token_spellings(seed: &mut u64, pieces: usize) -> String {
     ];
     let mut text = String::new();
     for _ in 0..pieces {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        let spelling = SPELLINGS[(*seed % 5) as usize];
+        let roll = next_random(seed);
+        let spelling = SPELLINGS[(roll % 5) as usize];
         let cut = spelling
             .char_indices()
             .map(|(at, _)| at)
-            .nth((*seed >> 8) as usize % spelling.chars().count())
+            .nth((roll >> 8) as usize % spelling.chars().count())
             .unwrap_or(0);
-        match (*seed >> 16) % 4 {
+        match (roll >> 16) % 4 {
             0 => text.push_str(&spelling[..cut]),
             1 => text.push_str(&spelling[cut..]),
-            2 => text.push(char::from(b'a' + (*seed >> 24) as u8 % 3)),
+            2 => text.push(char::from(b'a' + (roll >> 24) as u8 % 3)),
             _ => text.push_str(spelling),
         }
     }
