@@ -100,6 +100,10 @@ impl PromptBuilder {
 
     /// Assistant text: the given spellings are special wherever they occur, everything else is text.
     pub(crate) fn text_with_specials(&mut self, text: &str, spellings: &[&str]) {
+        if !may_contain_any(text, spellings) {
+            self.text(text);
+            return;
+        }
         let mut matches: Vec<(usize, usize)> = spellings
             .iter()
             .filter(|spelling| !spelling.is_empty())
@@ -127,6 +131,18 @@ impl PromptBuilder {
     }
 }
 
+/// `false` when no spelling can occur in `text`: the non-empty spellings all start with one byte
+/// that `text` lacks (one vectorised search instead of a substring search per spelling).
+fn may_contain_any(text: &str, spellings: &[&str]) -> bool {
+    let mut firsts = spellings
+        .iter()
+        .filter_map(|spelling| spelling.bytes().next());
+    let Some(first) = firsts.next() else {
+        return false;
+    };
+    !firsts.all(|byte| byte == first) || memchr::memchr(first, text.as_bytes()).is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +168,19 @@ mod tests {
             rendered.special_texts().collect::<Vec<_>>(),
             ["<a>", "<ab>", "<a>"]
         );
+    }
+
+    #[test]
+    fn only_a_text_without_the_shared_first_byte_skips_the_search() {
+        assert!(!may_contain_any("plain text", &["<a>", "<b>", ""]));
+        assert!(may_contain_any("a < b", &["<a>", "<b>"]));
+        assert!(may_contain_any("plain text", &["<a>", "[b]"]));
+        assert!(!may_contain_any("<a>", &["", ""]));
+        assert!(!may_contain_any("<a>", &[]));
+        let mut builder = PromptBuilder::default();
+        builder.text_with_specials("x[b]y<a>z", &["<a>", "[b]"]);
+        let rendered = builder.finish();
+        assert_eq!(rendered.special_texts().collect::<Vec<_>>(), ["[b]", "<a>"]);
     }
 
     #[test]
