@@ -343,6 +343,34 @@ mod tests {
     }
 
     #[test]
+    fn the_block_masks_mark_exactly_the_wanted_bytes_and_keep_the_lowest() {
+        for seed in 0u32..1024 {
+            let block: [u8; BLOCK] = std::array::from_fn(|index| {
+                let mixed = seed
+                    .wrapping_mul(2_654_435_761)
+                    .rotate_left(index as u32 % 32)
+                    .wrapping_add(index as u32 * 40_503);
+                // Odd seeds draw no control character.
+                let bytes: &[u8] = if seed % 2 == 0 {
+                    &[b'"', b'\\', 0x1f, 0x20, 0x00, b'a', 0x7f, 0x80, 0xff]
+                } else {
+                    &[b'"', b'\\', 0x20, b'a', 0x7f, 0x80, 0xff]
+                };
+                bytes[mixed as usize % bytes.len()]
+            });
+            for wanted in [b'"', b'\\'] {
+                let expected = block.iter().enumerate().fold(0u64, |mask, (index, &byte)| {
+                    mask | u64::from(byte == wanted) << index
+                });
+                assert_eq!(byte_mask(&block, wanted), expected, "{block:?}");
+            }
+            let mut lowest = Lowest::new();
+            lowest.keep(&block);
+            assert_eq!(lowest.is_control(), block.iter().any(|&byte| byte < 0x20));
+        }
+    }
+
+    #[test]
     fn strings_decode_as_serde_json_decodes_them() {
         let pieces = [
             "plain",
