@@ -143,7 +143,7 @@ fn decode(raw: &str, plain: usize) -> Option<String> {
         }
     }
     while let Some(&byte) = bytes.get(at) {
-        if byte < 0x20 {
+        if is_control(byte) {
             return None;
         }
         if byte == b'\\' {
@@ -225,7 +225,21 @@ const SIMPLE_ESCAPES: [u8; 256] = {
 
 /// Whether `byte` ends a plain run of string text.
 fn is_special(byte: u8) -> bool {
-    byte == b'"' || byte == b'\\' || byte < 0x20
+    byte == b'"' || byte == b'\\' || is_control(byte)
+}
+
+/// Whether `byte` is a raw control character, which a JSON string may not hold.
+fn is_control(byte: u8) -> bool {
+    byte < 0x20
+}
+
+/// The lanes of `bytes` that hold a control character (all ones), the others zero.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn control_lanes(bytes: safe_arch::m128i) -> safe_arch::m128i {
+    use safe_arch::{cmp_eq_mask_i8_m128i, min_u8_m128i, set_splat_i8_m128i};
+    // `min(byte, 0x1f) == byte` exactly when `byte <= 0x1f` (unsigned).
+    cmp_eq_mask_i8_m128i(min_u8_m128i(bytes, set_splat_i8_m128i(0x1f)), bytes)
 }
 
 /// The bytes the decoder masks at once: a mask's loop ends (a mispredicted branch) once per
@@ -234,13 +248,13 @@ fn is_special(byte: u8) -> bool {
 /// the bench's document, 27,790 escapes).
 const BLOCK: usize = 64;
 
-/// The lowest byte of the blocks kept so far, 16 lanes wide: below 0x20 exactly when one
-/// of them is a raw control character.
+/// The lowest byte of the blocks kept so far, 16 lanes wide: a control character exactly when
+/// one of them is one.
 #[cfg(target_arch = "x86_64")]
 struct Lowest(safe_arch::m128i);
 
-/// The lowest byte of the blocks kept so far: below 0x20 exactly when one of them is a raw
-/// control character.
+/// The lowest byte of the blocks kept so far: a control character exactly when one of them is
+/// one.
 #[cfg(not(target_arch = "x86_64"))]
 struct Lowest(u8);
 
@@ -265,11 +279,7 @@ impl Lowest {
 
     /// Whether a byte kept is a control character.
     fn is_control(&self) -> bool {
-        use safe_arch::{
-            cmp_eq_mask_i8_m128i, min_u8_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
-        };
-        let control = cmp_eq_mask_i8_m128i(min_u8_m128i(self.0, set_splat_i8_m128i(0x1f)), self.0);
-        move_mask_i8_m128i(control) != 0
+        safe_arch::move_mask_i8_m128i(control_lanes(self.0)) != 0
     }
 }
 
@@ -287,7 +297,7 @@ impl Lowest {
 
     /// Whether a byte kept is a control character.
     fn is_control(&self) -> bool {
-        self.0 < 0x20
+        is_control(self.0)
     }
 }
 
@@ -295,15 +305,12 @@ impl Lowest {
 #[cfg(target_arch = "x86_64")]
 fn special_mask(block: &[u8; 16]) -> u32 {
     use safe_arch::{
-        cmp_eq_mask_i8_m128i, load_unaligned_m128i, min_u8_m128i, move_mask_i8_m128i,
-        set_splat_i8_m128i,
+        cmp_eq_mask_i8_m128i, load_unaligned_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
     };
     let bytes = load_unaligned_m128i(block);
     let quote = cmp_eq_mask_i8_m128i(bytes, set_splat_i8_m128i(b'"' as i8));
     let backslash = cmp_eq_mask_i8_m128i(bytes, set_splat_i8_m128i(b'\\' as i8));
-    // `min(byte, 0x1f) == byte` exactly when `byte <= 0x1f` (unsigned).
-    let control = cmp_eq_mask_i8_m128i(min_u8_m128i(bytes, set_splat_i8_m128i(0x1f)), bytes);
-    move_mask_i8_m128i(quote | backslash | control) as u32
+    move_mask_i8_m128i(quote | backslash | control_lanes(bytes)) as u32
 }
 
 /// One bit per byte of `block` (bit `k` for byte `k`) that [`is_special`]: a byte loop.
