@@ -24,7 +24,6 @@ from deepseek_recipe import (
     ImageResolver,
     RecipeError,
     RequestParseError,
-    Tokenizer,
     convert,
 )
 from deepseek_recipe.images import request_image_sources, request_token_adjustment
@@ -32,6 +31,7 @@ from deepseek_recipe.requests import Protocol
 from deepseek_recipe.stream import StreamProcessor
 from deepseek_recipe_engine.constraints import ConstraintError
 from deepseek_recipe_engine.errors import error_response
+from deepseek_recipe_engine.model_tokenizers import ModelTokenizers
 from deepseek_recipe_engine.recipe_request import generation_request
 from deepseek_recipe_engine.request import ConstraintEnforcement, GenerationRequest
 
@@ -74,7 +74,8 @@ class RequestPreparer:
     def __init__(
         self,
         *,
-        tokenizer: Tokenizer,
+        tokenizers: ModelTokenizers,
+        model_vocab: int | None,
         options: ConversionOptions,
         context_limit: int,
         enforcement: ConstraintEnforcement,
@@ -83,7 +84,8 @@ class RequestPreparer:
         threads: int,
         image_threads: int,
     ) -> None:
-        self.tokenizer = tokenizer
+        self.tokenizers = tokenizers
+        self.model_vocab = model_vocab  # the backend model's ids (None: unknown)
         self.options = options
         self.context_limit = context_limit
         self.enforcement: ConstraintEnforcement = enforcement
@@ -119,7 +121,8 @@ class RequestPreparer:
         """Convert and encode; finish here unless the request has images to resolve."""
         try:
             converted = convert(body, protocol=protocol, options=self.options)
-            encoded = EncodedRequest(converted, converted.encode(self.tokenizer))
+            tokenizer = self.tokenizers.of(converted.model_version)
+            encoded = EncodedRequest(converted, converted.encode(tokenizer))
         except (RecipeError, ConstraintError) as error:
             return official_error(error)
         if request_image_sources(converted):
@@ -137,6 +140,9 @@ class RequestPreparer:
                 context_limit=self.context_limit,
                 enforcement=self.enforcement,
                 image_tokens=image_tokens,
+                absent_token_ids=self.tokenizers.absent_ids(
+                    converted.model_version, self.model_vocab
+                ),
             )
         except (RecipeError, ConstraintError) as error:
             return official_error(error)
@@ -144,7 +150,8 @@ class RequestPreparer:
             generation.temperature, generation.top_p = 0.0, 1.0
         if self.max_completion_tokens is not None:
             generation.max_tokens = min(generation.max_tokens, self.max_completion_tokens)
-        processor = StreamProcessor(converted, tokenizer=self.tokenizer)
+        tokenizer = self.tokenizers.of(converted.model_version)
+        processor = StreamProcessor(converted, tokenizer=tokenizer)
         return PreparedRequest(converted, generation, processor, image_tokens)
 
 

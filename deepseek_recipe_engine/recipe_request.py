@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from deepseek_recipe import ConvertedRequest
 from deepseek_recipe_engine.constraints import constraint_processor, request_grammar
 from deepseek_recipe_engine.grammar import EOS_TOKEN, PROMPT_ONLY_TOKENS, special_token_id
@@ -17,6 +19,7 @@ def generation_request(
     context_limit: int,
     enforcement: ConstraintEnforcement = "logits_processor",
     image_tokens: int = 0,
+    absent_token_ids: Sequence[int] = (),
 ) -> GenerationRequest:
     """A generation of `prompt_ids` with the request's sampling settings and output constraint.
 
@@ -25,7 +28,8 @@ def generation_request(
     prompt counts `image_tokens` more than its ids: what V4.1 images add beyond their
     placeholders, as the official API counts them.
     Generation stops at end-of-sentence and never samples prompt-only markup (`<｜User｜>`, ...:
-    `PROMPT_ONLY_TOKENS`). The output constraint (if any) is enforced as
+    `PROMPT_ONLY_TOKENS`) nor `absent_token_ids`, the ids the request's model version lacks
+    (`ModelTokenizers.absent_ids`). The output constraint (if any) is enforced as
     `enforcement` says: by a grammar logits processor (deepseek_recipe_engine/constraints.py) or by
     the backend from `grammar`; either way a constraint that cannot compile is a `ConstraintError`.
     """
@@ -47,7 +51,8 @@ def generation_request(
         logprobs=bool(options.get("logprobs")),
         top_logprobs=int(options.get("top_logprobs") or 0),
         stop_token_ids=[special_token_id(EOS_TOKEN)],
-        banned_token_ids=[special_token_id(token) for token in PROMPT_ONLY_TOKENS],
+        banned_token_ids=[special_token_id(token) for token in PROMPT_ONLY_TOKENS]
+        + list(absent_token_ids),
         logits_processor=processor,
         grammar=grammar,
     )

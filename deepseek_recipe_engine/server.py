@@ -15,7 +15,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,13 +22,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from deepseek_recipe import ConversionOptions, ImageResolver, Tokenizer
+from deepseek_recipe import ConversionOptions, ImageResolver
 from deepseek_recipe.requests import Protocol
 from deepseek_recipe.stream import StreamProcessor
 from deepseek_recipe_engine.backend import Backend, BackendError, GenerationStream
 from deepseek_recipe_engine.connections import ConnectionLimits
 from deepseek_recipe_engine.errors import error_body, error_response, exception_handlers
 from deepseek_recipe_engine.limits import ByteBudget, ConcurrencyLimit, read_body
+from deepseek_recipe_engine.model_tokenizers import ModelTokenizers
 from deepseek_recipe_engine.preparation import RequestPreparer
 from deepseek_recipe_engine.request import Chunk, Ready, Tokens
 
@@ -67,8 +67,9 @@ class ServerSettings:
     max_concurrent_requests: int = 256  # generations in flight; beyond this, 429
     keepalive_interval_s: float = 10.0  # idle time before a keep-alive is sent
     conversion_options: ConversionOptions = field(default_factory=ConversionOptions)
-    # tokenizer.json of the prompts (default: the bundled V4 one); the V4.1 special tokens it
-    # lacks are added, as the engine's vocabulary has them (config.tokenizer_json).
+    # V4 tokenizer.json of the prompts and answers (default: the bundled one); V4.1 requests use it
+    # with the V4.1 special tokens it lacks added, as the engine's vocabulary has them
+    # (config.tokenizer_json; deepseek_recipe_engine/model_tokenizers.py).
     tokenizer_path: str | None = None
     # Caps every generation's budget (None: the official budget). For toy models, which rarely
     # stop on their own; when set, answers end with `length` sooner than the official API's.
@@ -89,15 +90,9 @@ class ServerSettings:
         names += [a for a in options.model_aliases or {} if a not in names]
         return names
 
-    def tokenizer(self) -> Tokenizer:
-        """The prompt tokenizer: `tokenizer_path` (default: the bundled V4 tokenizer) plus the
-        V4.1 special tokens, encoding on the calling thread only."""
-        if self.tokenizer_path is None:
-            tokenizer = Tokenizer.deepseek_v41()
-        else:
-            text = Path(self.tokenizer_path).read_text(encoding="utf-8")
-            tokenizer = Tokenizer.from_str(Tokenizer.json_with_v41_special_tokens(text))
-        return tokenizer.with_threads(1)
+    def tokenizers(self) -> ModelTokenizers:
+        """Each model version's tokenizer, from `tokenizer_path`."""
+        return ModelTokenizers.load(self.tokenizer_path)
 
 
 def feed(processor: StreamProcessor, chunk: Chunk, image_tokens: int = 0) -> bytes | None:
@@ -232,14 +227,15 @@ class ReferenceServer:
         self.settings = settings
         self.limit = ConcurrencyLimit(settings.max_concurrent_requests)
         self.body_budget = ByteBudget(settings.max_body_memory_bytes)
-        tokenizer = settings.tokenizer()
+        tokenizers = settings.tokenizers()
         model_vocab = backend.vocab_size
-        if model_vocab is not None and tokenizer.vocab_size > model_vocab:
+        if model_vocab is not None and tokenizers.vocab_size > model_vocab:
             raise ValueError(
-                f"the tokenizer has {tokenizer.vocab_size} ids, the model only {model_vocab}"
+                f"the tokenizer has {tokenizers.vocab_size} ids, the model only {model_vocab}"
             )
         self.preparer = RequestPreparer(
-            tokenizer=tokenizer,
+            tokenizers=tokenizers,
+            model_vocab=model_vocab,
             options=settings.conversion_options,
             # The longest prompt + completion a sequence may have.
             context_limit=backend.context_limit,

@@ -52,7 +52,8 @@ class Oracle:
         server: ReferenceServer = live.app.state.server
         self.settings = server.settings
         preparer = server.preparer
-        self.tokenizer = preparer.tokenizer
+        self.tokenizers = preparer.tokenizers
+        self.model_vocab = preparer.model_vocab
         self.context_limit = preparer.context_limit
         self.enforcement = preparer.enforcement
         assert live.generate_alone is not None, "this live server has no oracle"
@@ -64,9 +65,15 @@ class Oracle:
         """The complete answer to `body`, normalised, with the id, timestamp and cache hits of
         `server_answer`."""
         converted = convert(body, protocol=protocol, options=self.settings.conversion_options)
-        prompt_ids = converted.encode(self.tokenizer)
+        version = converted.model_version
+        tokenizer = self.tokenizers.of(version)
+        prompt_ids = converted.encode(tokenizer)
         request = generation_request(
-            converted, prompt_ids, context_limit=self.context_limit, enforcement=self.enforcement
+            converted,
+            prompt_ids,
+            context_limit=self.context_limit,
+            enforcement=self.enforcement,
+            absent_token_ids=self.tokenizers.absent_ids(version, self.model_vocab),
         )
         if request.seed is None:
             request.seed = self.settings.default_seed
@@ -78,7 +85,7 @@ class Oracle:
             converted,
             response_id=server_answer["id"],
             created=created if isinstance(created, int) else None,  # else the comparison fails
-            tokenizer=self.tokenizer,
+            tokenizer=tokenizer,
         )
         assert result.finish_reason is not None
         chunks = (
