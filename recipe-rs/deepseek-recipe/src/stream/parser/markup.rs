@@ -225,13 +225,14 @@ impl StreamParser {
     /// a block is text too (found by the differential harness).
     fn find_tag(&self, pos: usize, hay: &str, tag: &str) -> Option<usize> {
         let dsml = self.tags.dsml.as_str();
-        let token_end = match tag.find(dsml) {
-            Some(at) if !dsml.is_empty() => at + dsml.len(),
-            _ => 0,
-        };
         let mut from = 0;
         while let Some(at) = find_marker(&hay[from..], tag) {
             let start = from + at;
+            // Found rarely: the tag's own search for its DSML token waits for it.
+            let token_end = match tag.find(dsml) {
+                Some(at) if !dsml.is_empty() => at + dsml.len(),
+                _ => 0,
+            };
             if token_end == 0 || self.markup_allowed(pos + start + token_end, dsml) {
                 return Some(start);
             }

@@ -30,13 +30,16 @@ pub(super) fn partial_tag_start(
     marker: &str,
     spelled: impl Fn(usize) -> bool,
 ) -> Option<usize> {
-    let special = tags.special_token_in(marker)?;
     let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
+    let first = *needle.first()?;
     let longest = (needle.len() - 1).min(bytes.len());
-    (bytes.len() - longest..bytes.len()).find(|&start| {
-        needle.starts_with(&bytes[start..])
-            && (start + special >= bytes.len() || spelled(start + special))
-    })
+    let mut candidates = (bytes.len() - longest..bytes.len())
+        .filter(|&start| bytes[start] == first && needle.starts_with(&bytes[start..]))
+        .peekable();
+    // Most held text ends in no prefix of the marker: no search for its special token then.
+    candidates.peek()?;
+    let special = tags.special_token_in(marker)?;
+    candidates.find(|&start| start + special >= bytes.len() || spelled(start + special))
 }
 
 /// Start of the longest non-empty suffix of `hay` that is a proper prefix of `marker`.
