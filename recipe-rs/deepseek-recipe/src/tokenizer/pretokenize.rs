@@ -29,7 +29,12 @@ pub(super) const WORD_REGEX: &str = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~
 pub(super) fn pretokenize<'t>(text: &'t str, emit: &mut impl FnMut(&'t str)) {
     let mut rest_start = 0;
     let mut at = 0;
-    while at < text.len() {
+    loop {
+        // Splits 1 and 2 can only start at a digit or a non-ASCII character.
+        at = next_digit_or_non_ascii(text.as_bytes(), at);
+        if at >= text.len() {
+            break;
+        }
         let (c, len) = char_at(text, at);
         if c.is_ascii_digit() || (!c.is_ascii() && kind_of(c) == Kind::Number) {
             split_words(&text[rest_start..at], emit);
@@ -46,6 +51,30 @@ pub(super) fn pretokenize<'t>(text: &'t str, emit: &mut impl FnMut(&'t str)) {
         }
     }
     split_words(&text[rest_start..], emit);
+}
+
+/// The offset of the first byte at or after `from` that is an ASCII digit or not ASCII
+/// (`bytes.len()` when none), eight bytes at a time.
+fn next_digit_or_non_ascii(bytes: &[u8], mut from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    while let Some(chunk) = bytes.get(from..from + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        // A byte below 0x80 gets its top bit set by adding 0x50 when it is '0' or above, and by
+        // adding 0x46 when it is ':' or above. A byte of 0x80 or above is flagged by its own top
+        // bit; the carries it may cause only reach later bytes, so the lowest flag is exact.
+        let at_least_zero = word.wrapping_add(ONES * 0x50);
+        let above_nine = word.wrapping_add(ONES * 0x46);
+        let flags = (word | (at_least_zero & !above_nine)) & HIGH;
+        if flags != 0 {
+            return from + (flags.trailing_zeros() / 8) as usize;
+        }
+        from += 8;
+    }
+    bytes[from..]
+        .iter()
+        .position(|&byte| !byte.is_ascii() || byte.is_ascii_digit())
+        .map_or(bytes.len(), |offset| from + offset)
 }
 
 /// The first position at or after byte `from` of `text` (strictly inside it) where the text can be
@@ -240,6 +269,43 @@ mod tests {
         let mut out = Vec::new();
         pretokenize(text, &mut |piece| out.push(piece));
         out
+    }
+
+    #[test]
+    fn digit_and_non_ascii_scan_matches_a_byte_loop() {
+        let mut seed = 0x5EED_0FD1_617B_u64;
+        let alphabet = b"aZ /:09\x7f\x80\xc3\xa9\xff~";
+        for len in 0..40 {
+            for _ in 0..200 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        alphabet[(seed % alphabet.len() as u64) as usize]
+                    })
+                    .collect();
+                for from in 0..=len {
+                    let expected = (from..len)
+                        .find(|&at| !bytes[at].is_ascii() || bytes[at].is_ascii_digit())
+                        .unwrap_or(len);
+                    assert_eq!(
+                        next_digit_or_non_ascii(&bytes, from),
+                        expected,
+                        "{bytes:?} {from}"
+                    );
+                }
+            }
+        }
+        for byte in 0..=255u8 {
+            let flagged = !byte.is_ascii() || byte.is_ascii_digit();
+            let mut word = [b'a'; 8];
+            word[5] = byte;
+            assert_eq!(
+                next_digit_or_non_ascii(&word, 0),
+                if flagged { 5 } else { 8 }
+            );
+        }
     }
 
     #[test]
