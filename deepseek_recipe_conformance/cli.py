@@ -96,8 +96,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model-version",
         choices=("DeepseekV4Pro", "DeepseekV41Flash"),
-        default="DeepseekV4Pro",
-        help="the DeepSeek version behind --model, for the recipe oracle (default DeepseekV4Pro)",
+        default=None,
+        help="the DeepSeek version behind --model, for the recipe oracle (default: the version "
+        "of an official model name, DeepseekV4Pro for any other name)",
     )
     parser.add_argument(
         "--vectors",

@@ -128,20 +128,30 @@ class VectorOracle:
         return None
 
 
+def official_model_version(model: str) -> ModelVersion | None:
+    """The DeepSeek version the official model table gives the name `model`; None for a name
+    outside it."""
+    probe = {"model": model, "messages": [{"role": "user", "content": "Hi"}]}
+    try:
+        return convert(probe, protocol="chat_completions").model_version
+    except RecipeError:
+        return None
+
+
 class RecipeOracle:
     """Answers with the recipe core: conversion errors, and V4 prompt-token counts.
 
-    The host's model name (`model`) is added to the recipe's model table as `version`, so a host
-    that serves DeepSeek under another name is still judged; every other name keeps the official
-    model-name check. Conversion runs with the official API's settings (missing reasoning
-    pass-back is rejected). V4.1 prompt counts need the V4.1 tokenizer, which is not bundled:
-    they are unknown.
+    The host's model name (`model`) is added to the recipe's model table as `version` (default:
+    the version the official table gives that name, else V4), so a host that serves DeepSeek
+    under another name is still judged; every other name keeps the official model-name check.
+    Conversion runs with the official API's settings (missing reasoning pass-back is rejected).
+    V4.1 prompt counts need the V4.1 tokenizer, which is not bundled: they are unknown.
     """
 
-    def __init__(self, model: str, version: ModelVersion = "DeepseekV4Pro") -> None:
-        self.version: ModelVersion = version
+    def __init__(self, model: str, version: ModelVersion | None = None) -> None:
+        self.version: ModelVersion = version or official_model_version(model) or "DeepseekV4Pro"
         self.options = ConversionOptions(
-            reasoning_content_behavior="reject", model_aliases={model: version}
+            reasoning_content_behavior="reject", model_aliases={model: self.version}
         )
 
     def _convert(self, protocol: str, body: dict[str, Any]) -> ConvertedRequest:

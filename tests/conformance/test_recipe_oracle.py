@@ -44,3 +44,13 @@ def test_host_model_name_is_judged_as_its_version():
     status, error = oracle.expected_error("chat", other) or (0, {})
     assert status == 400
     assert "but you passed gpt-4o" in error["error"]["message"]
+
+
+def test_an_official_name_is_judged_as_its_own_version():
+    assert RecipeOracle("DeepSeek-V4.1-Flash").version == "DeepseekV41Flash"
+    assert RecipeOracle("DeepSeek-V4-Pro").version == "DeepseekV4Pro"
+    assert RecipeOracle("my-deepseek").version == "DeepseekV4Pro"
+    assert RecipeOracle("my-deepseek", "DeepseekV41Flash").version == "DeepseekV41Flash"
+    body = {"model": "DeepSeek-V4.1-Flash", "messages": [{"role": "user", "content": "Hi"}]}
+    # V4.1 prompt counts need the V4.1 tokenizer: unknown, never a V4 count of a V4.1 prompt.
+    assert RecipeOracle("DeepSeek-V4.1-Flash").count_prompt_tokens("chat", body) is None
