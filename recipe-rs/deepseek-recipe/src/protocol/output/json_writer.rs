@@ -40,12 +40,38 @@ fn word_needs_escape(word: u64) -> bool {
     (below_space | has_quote | has_backslash) & HIGHS != 0
 }
 
+/// The length of `bytes` when none of it needs escaping, else of its longest prefix of whole
+/// eight-byte words that needs none. The last few bytes are tested as one word padded with
+/// plain bytes, so a short string (an id, a model name, a piece of a few characters) is one test.
+#[inline]
+fn plain_prefix(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while let Some(word) = bytes.get(at..at + 8) {
+        if word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
+            return at;
+        }
+        at += 8;
+    }
+    let mut tail = [b'a'; 8];
+    tail[..bytes.len() - at].copy_from_slice(&bytes[at..]);
+    if word_needs_escape(u64::from_le_bytes(tail)) {
+        at
+    } else {
+        bytes.len()
+    }
+}
+
 /// Appends the escaped inside of a JSON string (no quotes).
 #[inline]
 pub fn write_escaped(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
+    let plain = plain_prefix(bytes);
+    if plain == bytes.len() {
+        out.extend_from_slice(bytes);
+        return;
+    }
     let mut start = 0;
-    let mut index = 0;
+    let mut index = plain;
     while index < bytes.len() {
         // Skip eight plain bytes at a time (most text needs no escaping at all).
         if let Some(word) = bytes.get(index..index + 8) {
@@ -161,12 +187,14 @@ mod tests {
             '"', '\\', '\n', '\u{1}', '\u{1f}', ' ', '!', '#', '[', ']', '\u{7f}', 'é',
         ] {
             for offset in 0..20 {
-                let mut text = "a".repeat(offset);
-                text.push(special);
-                text.push_str("bcdefghijklmnopqrstuvwxyz");
-                let mut ours = Vec::new();
-                write_str(&mut ours, &text);
-                assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+                for after in [0, 1, 6, 7, 25] {
+                    let mut text = "a".repeat(offset);
+                    text.push(special);
+                    text.push_str(&"bcdefghijklmnopqrstuvwxyz"[..after]);
+                    let mut ours = Vec::new();
+                    write_str(&mut ours, &text);
+                    assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+                }
             }
         }
     }
