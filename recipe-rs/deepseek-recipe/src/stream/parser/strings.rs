@@ -30,28 +30,27 @@ pub(super) fn partial_tag_start(
     marker: &str,
     spelled: impl Fn(usize) -> bool,
 ) -> Option<usize> {
-    let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
-    let first = *needle.first()?;
-    let longest = (needle.len() - 1).min(bytes.len());
-    let mut candidates = (bytes.len() - longest..bytes.len())
-        .filter(|&start| bytes[start] == first && needle.starts_with(&bytes[start..]))
-        .peekable();
+    let mut candidates = partial_marker_starts(hay, marker).peekable();
     // Most held text ends in no prefix of the marker: no search for its special token then.
     candidates.peek()?;
     let special = tags.special_token_in(marker)?;
-    candidates.find(|&start| start + special >= bytes.len() || spelled(start + special))
+    candidates.find(|&start| start + special >= hay.len() || spelled(start + special))
 }
 
 /// Start of the longest non-empty suffix of `hay` that is a proper prefix of `marker`.
+pub(super) fn partial_marker_start(hay: &str, marker: &str) -> Option<usize> {
+    partial_marker_starts(hay, marker).next()
+}
+
+/// Starts of the non-empty suffixes of `hay` that are proper prefixes of `marker`, longest first.
 ///
 /// Only offsets holding the marker's first byte are compared; that byte starts a UTF-8 sequence,
 /// so such an offset is always a character boundary.
-pub(super) fn partial_marker_start(hay: &str, marker: &str) -> Option<usize> {
+fn partial_marker_starts<'a>(hay: &'a str, marker: &'a str) -> impl Iterator<Item = usize> + 'a {
     let (bytes, needle) = (hay.as_bytes(), marker.as_bytes());
-    let first = *needle.first()?;
-    let longest = (needle.len() - 1).min(bytes.len());
+    let longest = needle.len().saturating_sub(1).min(bytes.len());
     (bytes.len() - longest..bytes.len())
-        .find(|&start| bytes[start] == first && needle.starts_with(&bytes[start..]))
+        .filter(move |&start| bytes[start] == needle[0] && needle.starts_with(&bytes[start..]))
 }
 
 /// Offset from which `hay` must be kept because a suffix may start one of `markers`.
