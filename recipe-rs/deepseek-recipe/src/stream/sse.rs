@@ -12,11 +12,17 @@ use super::events::Emit;
 use super::inference::{InferenceChunk, InferenceFinishReason, TokenLogprobs};
 use super::processor::StreamProcessor;
 use crate::error::Result;
+use crate::protocol::output::chat_completions::ChatChunkHead;
 use crate::protocol::output::Chunk;
 
 /// Appends `chunk` framed as one server-sent event: `event: NAME` (Responses and Messages
 /// events; Chat chunks have none), `data: JSON`, a blank line.
 pub fn write_sse_event(chunk: &Chunk, out: &mut Vec<u8>) {
+    write_sse_frame(chunk, out, |out| chunk.write_json(out));
+}
+
+/// Appends `chunk`'s SSE frame, its JSON written by `write_json`.
+fn write_sse_frame(chunk: &Chunk, out: &mut Vec<u8>, write_json: impl FnOnce(&mut Vec<u8>)) {
     out.reserve(256);
     if let Some(event) = chunk.sse_event() {
         out.extend_from_slice(b"event: ");
@@ -24,7 +30,7 @@ pub fn write_sse_event(chunk: &Chunk, out: &mut Vec<u8>) {
         out.push(b'\n');
     }
     out.extend_from_slice(b"data: ");
-    chunk.write_json(out);
+    write_json(out);
     out.extend_from_slice(b"\n\n");
 }
 
@@ -50,18 +56,26 @@ pub fn sse_done_data(accumulator: &Accumulator) -> Option<&'static str> {
 pub struct SseStream {
     processor: StreamProcessor,
     accumulator: Accumulator,
+    /// The head its Chat chunks share, written once.
+    chat_head: ChatChunkHead,
 }
 
 /// Accumulates each chunk as it is made and appends its SSE frame to the output.
 struct SseWriter<'a> {
     accumulator: &'a mut Accumulator,
+    chat_head: &'a mut ChatChunkHead,
     out: &'a mut Vec<u8>,
 }
 
 impl Emit<Chunk> for SseWriter<'_> {
     fn emit(&mut self, chunk: Chunk) {
         self.accumulator.accumulate(&chunk);
-        write_sse_event(&chunk, self.out);
+        match &chunk {
+            Chunk::Chat(chat) => write_sse_frame(&chunk, self.out, |out| {
+                self.chat_head.write_json(chat, out);
+            }),
+            _ => write_sse_event(&chunk, self.out),
+        }
     }
 }
 
@@ -71,6 +85,7 @@ impl SseStream {
         Self {
             processor,
             accumulator,
+            chat_head: ChatChunkHead::default(),
         }
     }
 
@@ -93,6 +108,7 @@ impl SseStream {
     fn parts<'a>(&'a mut self, out: &'a mut Vec<u8>) -> (&'a mut StreamProcessor, SseWriter<'a>) {
         let writer = SseWriter {
             accumulator: &mut self.accumulator,
+            chat_head: &mut self.chat_head,
             out,
         };
         (&mut self.processor, writer)

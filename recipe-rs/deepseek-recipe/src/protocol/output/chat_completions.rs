@@ -99,6 +99,13 @@ pub struct ChatLogprobs {
 impl ChatChunk {
     /// Appends the chunk's compact JSON (the bytes `serde_json` writes, without its overhead).
     pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.write_head(out);
+        self.write_tail(out);
+    }
+
+    /// Appends the JSON of the chunk's fields before its choices, through `"choices":[`: the
+    /// bytes every chunk of one stream starts with.
+    fn write_head(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"id\":");
         write_str(out, &self.id);
         write_key(out, "object", false);
@@ -111,6 +118,10 @@ impl ChatChunk {
         write_opt_str(out, self.system_fingerprint.as_deref());
         write_key(out, "choices", false);
         out.push(b'[');
+    }
+
+    /// Appends the rest of the chunk's JSON after [`Self::write_head`]: its choices and usage.
+    fn write_tail(&self, out: &mut Vec<u8>) {
         for (position, choice) in self.choices.iter().enumerate() {
             if position > 0 {
                 out.push(b',');
@@ -123,6 +134,69 @@ impl ChatChunk {
             write_value(out, usage);
         }
         out.push(b'}');
+    }
+}
+
+/// The head of a stream's chunks (the JSON of their id, object, created, model and
+/// fingerprint), written once and copied into each chunk with the same fields, so a piece of
+/// model output does not escape the same four strings again.
+#[derive(Debug, Default)]
+pub struct ChatChunkHead {
+    /// The fields the bytes were written from.
+    fields: Option<HeadFields>,
+    bytes: Vec<u8>,
+}
+
+/// The fields of a chunk's head, compared by identity first (a stream shares them).
+#[derive(Debug)]
+struct HeadFields {
+    id: Arc<str>,
+    object: &'static str,
+    created: u64,
+    model: Arc<str>,
+    system_fingerprint: Option<Arc<str>>,
+}
+
+impl HeadFields {
+    fn of(chunk: &ChatChunk) -> Self {
+        Self {
+            id: Arc::clone(&chunk.id),
+            object: chunk.object,
+            created: chunk.created,
+            model: Arc::clone(&chunk.model),
+            system_fingerprint: chunk.system_fingerprint.clone(),
+        }
+    }
+
+    fn matches(&self, chunk: &ChatChunk) -> bool {
+        let same = |ours: &Arc<str>, theirs: &Arc<str>| Arc::ptr_eq(ours, theirs) || ours == theirs;
+        self.created == chunk.created
+            && self.object == chunk.object
+            && same(&self.id, &chunk.id)
+            && same(&self.model, &chunk.model)
+            && match (&self.system_fingerprint, &chunk.system_fingerprint) {
+                (None, None) => true,
+                (Some(ours), Some(theirs)) => same(ours, theirs),
+                _ => false,
+            }
+    }
+}
+
+impl ChatChunkHead {
+    /// Appends `chunk`'s compact JSON (the bytes of [`ChatChunk::write_json`]), its head copied
+    /// from the last chunk's when their fields are the same.
+    pub fn write_json(&mut self, chunk: &ChatChunk, out: &mut Vec<u8>) {
+        if !self
+            .fields
+            .as_ref()
+            .is_some_and(|fields| fields.matches(chunk))
+        {
+            self.bytes.clear();
+            chunk.write_head(&mut self.bytes);
+            self.fields = Some(HeadFields::of(chunk));
+        }
+        out.extend_from_slice(&self.bytes);
+        chunk.write_tail(out);
     }
 }
 
@@ -318,4 +392,53 @@ pub struct ChatPromptTokensDetails {
 pub struct ChatCompletionTokensDetails {
     /// Tokens of the reasoning text.
     pub reasoning_tokens: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(id: &Arc<str>, model: &str, created: u64, fingerprint: Option<&str>) -> ChatChunk {
+        ChatChunk {
+            id: Arc::clone(id),
+            object: "chat.completion.chunk",
+            created,
+            model: Arc::from(model),
+            system_fingerprint: fingerprint.map(Arc::from),
+            choices: [ChatChunkChoice {
+                index: 0,
+                delta: ChatDelta {
+                    content: Some(Some(format!("piece of {model}"))),
+                    ..ChatDelta::default()
+                },
+                logprobs: None,
+                finish_reason: None,
+            }],
+            usage: Some(None),
+        }
+    }
+
+    #[test]
+    fn a_cached_head_writes_the_bytes_of_each_chunk_as_its_fields_change() {
+        let id: Arc<str> = Arc::from("chatcmpl-\"quoted\"\n");
+        let other_id: Arc<str> = Arc::from("chatcmpl-other");
+        let chunks = [
+            chunk(&id, "DeepSeek-V4-Pro", 1, None),
+            chunk(&id, "DeepSeek-V4-Pro", 1, None),
+            chunk(&id, "DeepSeek-V4-Pro", 1, Some("fp_1")),
+            chunk(&id, "DeepSeek-V4-Pro", 1, Some("fp_1")),
+            chunk(&id, "DeepSeek-V4-Pro", 1, Some("fp_2")),
+            chunk(&id, "DeepSeek-V4-Pro", 2, Some("fp_2")),
+            chunk(&id, "DeepSeek-V4.1-Flash", 2, Some("fp_2")),
+            chunk(&other_id, "DeepSeek-V4.1-Flash", 2, Some("fp_2")),
+            chunk(&other_id, "DeepSeek-V4.1-Flash", 2, None),
+        ];
+        let mut head = ChatChunkHead::default();
+        for chunk in &chunks {
+            let mut cached = Vec::new();
+            head.write_json(chunk, &mut cached);
+            let expected = serde_json::to_vec(chunk).expect("a chunk serialises");
+            assert_eq!(String::from_utf8(cached), String::from_utf8(expected));
+        }
+    }
 }
