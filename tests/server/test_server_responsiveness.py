@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import json
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -56,15 +57,18 @@ def encode_seconds(tokenizer: Tokenizer, text: str) -> float:
 
 
 def heavy_body() -> bytes:
-    """A one-character message that takes about `ENCODE_TARGET_S` to encode on this machine (the
-    slowest text there is: one pre-token, merged pair by pair); far over the context."""
+    """A message that takes about `ENCODE_TARGET_S` to encode on this machine, far over the
+    context: random letters without a space, the slowest text there is (one pre-token that no
+    shortcut covers, merged pair by pair; a run of one letter has a shortcut)."""
     tokenizer = Tokenizer.deepseek_v41().with_threads(1)
-    size, elapsed = 128 * 1024, 0.0
-    while elapsed < ENCODE_TARGET_S / 2 and size < MAX_BODY_BYTES // 2:
+    to_letters = bytes(ord("a") + byte % 26 for byte in range(256))
+    word = random.Random(7).randbytes(MAX_BODY_BYTES // 2).translate(to_letters).decode()
+    size, elapsed = 16 * 1024, 0.0
+    while elapsed < ENCODE_TARGET_S / 2 and size < len(word) // 2:
         size *= 2
-        elapsed = min(encode_seconds(tokenizer, "a" * size) for _ in range(2))
-    size = min(MAX_BODY_BYTES - 1024, int(size * ENCODE_TARGET_S / elapsed))
-    message = {"role": "user", "content": "a" * size}
+        elapsed = min(encode_seconds(tokenizer, word[:size]) for _ in range(2))
+    size = min(len(word), int(size * ENCODE_TARGET_S / elapsed))
+    message = {"role": "user", "content": word[:size]}
     body = {"model": "DeepSeek-V4-Pro", "messages": [message], "thinking": {"type": "disabled"}}
     return json.dumps(body).encode()
 
