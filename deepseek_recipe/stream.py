@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import sys
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from functools import cache
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
@@ -80,16 +80,24 @@ def new_response_id(protocol: Protocol) -> str:
     return _ID_PREFIXES[protocol] + secrets.token_hex(12)
 
 
-class StreamProcessor:
+class StreamProcessor(_native.StreamProcessor):
     """Feeds a model's output through the parser and one protocol's chunk generator.
 
     Every chunk produced is also accumulated, so `response()` gives the complete non-streamed
     response at any time. Malformed model output is data, never an exception; pushing after the
     stream finished raises `RecipeError`.
+
+    The fast paths (`push_text`, `push_tokens`, their `_many` batch forms, `push_finish`,
+    `finish_sse`) are the core's own methods, so a piece costs no Python frame.
     """
 
-    def __init__(
-        self,
+    protocol: Protocol
+    """The protocol of the converted request: which chunks and response this produces."""
+    response_id: str
+    """The id every chunk and the response carry."""
+
+    def __new__(
+        cls,
         converted: ConvertedRequest,
         *,
         response_id: str | None = None,
@@ -101,7 +109,7 @@ class StreamProcessor:
         parsing_options: Mapping[str, Any] | None = None,
         prompt_usage: tuple[int, int] | None = None,
         thinking_mode: bool | None = None,
-    ) -> None:
+    ) -> StreamProcessor:
         """Set up the processor for `converted`.
 
         `model` defaults to the requested model name; `tokenizer` (for token-id input and the
@@ -113,10 +121,8 @@ class StreamProcessor:
         reproduces the reference harness's direct generator; production code leaves it alone. An
         empty `response_id` or `model` is used as given.
         """
-        self.protocol: Protocol = converted.protocol
-        self.response_id = (
-            new_response_id(converted.protocol) if response_id is None else response_id
-        )
+        if response_id is None:
+            response_id = new_response_id(converted.protocol)
         options: dict[str, Any] = {
             "seed": seed,
             "created": created,
@@ -129,95 +135,33 @@ class StreamProcessor:
             "bundled_tokenizer": False if tokenizer is False else None,
         }
         set_options = {name: value for name, value in options.items() if value is not None}
-        self._native = _native.StreamProcessor(
+        processor = super().__new__(
+            cls,
             converted.native,
-            self.response_id,
+            response_id,
             converted.request_model if model is None else model,
             tokenizer.native if isinstance(tokenizer, Tokenizer) else None,
             json.dumps(set_options) if set_options else None,
         )
-
-    @property
-    def done_data(self) -> str | None:
-        """The data of the protocol's terminal SSE message (`[DONE]` for Chat), if any."""
-        return self._native.done_data
+        processor.protocol = converted.protocol
+        processor.response_id = response_id
+        return processor
 
     def push_records(self, chunk: InferenceChunkLike) -> list[tuple[str | None, str]]:
         """Feeds one inference chunk; returns `(sse_event, compact JSON)` per chunk produced."""
-        return self._native.push(_chunk_json(chunk))
-
-    def finish_records(self) -> list[tuple[str | None, str]]:
-        """Ends the stream; returns `(sse_event, compact JSON)` per chunk produced."""
-        return self._native.finish()
-
-    @property
-    def finished(self) -> bool:
-        """Whether the stream has ended (finish chunk, stop sequence or `finish()`)."""
-        return self._native.finished
+        return self.push_json_records(_chunk_json(chunk))
 
     def push(self, chunk: InferenceChunkLike) -> list[StreamChunk]:
         """Feeds one inference chunk; returns the typed protocol chunks it produced."""
-        return self._typed(self._native.push(_chunk_json(chunk)))
+        return self._typed(self.push_json_records(_chunk_json(chunk)))
 
     def push_sse(self, chunk: InferenceChunkLike) -> bytes:
         """Feeds one inference chunk; returns the ready-to-send SSE bytes it produced."""
-        return self._native.push_sse(_chunk_json(chunk))
-
-    def push_text(self, text: str, token_count: int = 1) -> bytes:
-        """Fast path: feeds a text piece; returns SSE bytes (no JSON round trip).
-
-        A `token_count` outside 0..2**64-1 (or a token id outside 32 bits in `push_tokens`)
-        raises `RequestParseError` and leaves the stream as it was. Usage counters saturate.
-        """
-        return self._native.push_text_sse(text, token_count)
-
-    def push_tokens(
-        self,
-        token_ids: Sequence[int],
-        logprobs: Sequence[tuple[float, Sequence[tuple[int, float]]]] | None = None,
-    ) -> bytes:
-        """Fast path: feeds generated token ids (and their logprobs); returns SSE bytes."""
-        if logprobs is None:
-            return self._native.push_tokens_sse(token_ids)
-        return self._native.push_tokens_sse(token_ids, [(lp, list(top)) for lp, top in logprobs])
-
-    def push_text_many(self, pieces: Sequence[str], token_count: int = 1) -> bytes:
-        """Batch fast path: feeds text pieces of `token_count` tokens each; returns their SSE bytes.
-
-        The bytes are exactly those of calling `push_text` once per piece, concatenated; the
-        pieces are processed in one native call with the GIL released. Once the stream ends (a
-        stop sequence matched) the remaining pieces are not read: check `finished`.
-        """
-        return self._native.push_text_many(
-            pieces if isinstance(pieces, list) else list(pieces), token_count
-        )
-
-    def push_tokens_many(self, pieces: Sequence[Sequence[int]]) -> bytes:
-        """Batch fast path: feeds token-id pieces (each like one `push_tokens` call without
-        logprobs); returns their SSE bytes.
-
-        The bytes are exactly those of calling `push_tokens` once per piece, concatenated; the
-        pieces are processed in one native call with the GIL released. Once the stream ends (a
-        stop sequence matched) the remaining pieces are not read: check `finished`.
-        """
-        return self._native.push_tokens_many(pieces)
-
-    def push_finish(self, finish_reason: str) -> bytes:
-        """Fast path: feeds the backend's finish reason; returns SSE bytes."""
-        return self._native.push_finish_sse(finish_reason)
+        return self.push_json_sse(_chunk_json(chunk))
 
     def finish(self) -> list[StreamChunk]:
         """Ends the stream; returns the typed chunks this produced."""
-        return self._typed(self._native.finish())
-
-    def finish_sse(self) -> bytes:
-        """Ends the stream (if it has not ended) and returns the last SSE bytes, including the
-        terminal `data: [DONE]` for Chat Completions."""
-        return self._native.finish_sse()
-
-    def response_json(self) -> str:
-        """The complete response accumulated from every chunk so far, as compact JSON."""
-        return self._native.response_json()
+        return self._typed(self.finish_records())
 
     def response(self) -> StreamResponse:
         """The complete response accumulated from every chunk so far, typed."""

@@ -117,14 +117,14 @@ def test_native_stream_options_are_read_by_name() -> None:
     native = _native.StreamProcessor(
         converted.native, "chatcmpl-x", "m", None, '{"created": 5, "bundled_tokenizer": false}'
     )
-    native.push_text_sse("hi", 1)
+    native.push_text("hi", 1)
     native.finish_sse()
     assert '"created":5' in native.response_json()
     textual = _native.StreamProcessor(
         converted.native, "chatcmpl-x", "m", None, '{"bundled_tokenizer": false}'
     )
     with pytest.raises(RecipeError, match="tokenizer"):
-        textual.push_tokens_sse([1])
+        textual.push_tokens([1])
     for options, message in [
         ('{"sead": 1}', "unknown field `sead`"),
         ('{"thinking_mode": 1}', "invalid type: integer `1`, expected a boolean"),
@@ -156,3 +156,32 @@ def test_prompt_usage_seeds_the_response_until_the_ready_chunk() -> None:
     processor = StreamProcessor(convert(MESSAGES, protocol="messages"), prompt_usage=(12, 4))
     usage = json.loads(processor.response_json())["usage"]
     assert (usage["input_tokens"], usage["cache_read_input_tokens"]) == (8, 4)
+
+
+def test_token_logprobs_are_read_from_any_pairs() -> None:
+    tokenizer = Tokenizer.deepseek_v4()
+    ids = tokenizer.encode("</think>Hi there", allow_special=True)
+    as_tuples = [(-0.25 * k, [(token, -0.25 * k), (7, -3.0)]) for k, token in enumerate(ids)]
+    as_lists = [[lp, [list(entry) for entry in top]] for lp, top in as_tuples]
+    outputs = []
+    for logprobs in (as_tuples, as_lists, tuple(as_tuples)):
+        processor = StreamProcessor(convert(CHAT), seed=3, created=1, response_id="chatcmpl-x")
+        processor.push_sse({"kind": "ready", "prompt_tokens": 1, "prompt_cache_hit_tokens": 0})
+        outputs.append(processor.push_tokens(ids, logprobs))
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert b'"logprob":-0.25' in outputs[0]
+
+
+@pytest.mark.parametrize(
+    "logprobs",
+    [[(-0.5,)], [(-0.5, [(1, -0.5, 0.0)])], [(-0.5, [1])], [("x", [])], 5],
+)
+def test_malformed_token_logprobs_are_type_errors_that_leave_the_stream_open(
+    logprobs: object,
+) -> None:
+    processor = StreamProcessor(convert(CHAT), seed=3)
+    processor.push_sse({"kind": "ready", "prompt_tokens": 1, "prompt_cache_hit_tokens": 0})
+    with pytest.raises(TypeError):
+        processor.push_tokens([1], logprobs)  # pyright: ignore[reportArgumentType]
+    assert not processor.finished
+    assert processor.push_text("still open")

@@ -6,9 +6,10 @@ use deepseek_recipe::{
     sse_done_data, Chunk, Error, InferenceChunk, InferenceFinishReason, SseStream, StreamOptions,
     TokenLogprobs, UnknownName,
 };
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::errors::to_py_err;
 use crate::ids_in::{append_items, id_of};
@@ -39,18 +40,38 @@ fn read_ids(piece: &Bound<'_, PyAny>, ids: &mut Vec<u32>) -> PyResult<()> {
     }
 }
 
-/// Log probabilities as Python passes them: `(logprob, [(token id, logprob), ...])` per token.
-type PyLogprobs = Vec<(f32, Vec<(ChunkNumber<u32>, f32)>)>;
+/// The two items of a pair given as any two-item sequence (a tuple without the iterator).
+fn pair<'py>(value: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    if let Ok(tuple) = value.cast::<PyTuple>() {
+        if tuple.len() == 2 {
+            return Ok((tuple.get_item(0)?, tuple.get_item(1)?));
+        }
+    }
+    let items = value.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+    match <[_; 2]>::try_from(items) {
+        Ok([first, second]) => Ok((first, second)),
+        Err(items) => Err(PyTypeError::new_err(format!(
+            "expected a pair, got {} items",
+            items.len()
+        ))),
+    }
+}
 
-/// The log probabilities the core takes.
-fn token_logprobs(logprobs: PyLogprobs) -> Vec<TokenLogprobs> {
+/// Reads log probabilities as Python passes them: `(logprob, [(token id, logprob), ...])` per
+/// token, each pair any two-item sequence.
+fn read_logprobs(logprobs: &Bound<'_, PyAny>) -> PyResult<Vec<TokenLogprobs>> {
     logprobs
-        .into_iter()
-        .map(|(logprob, top)| {
-            (
-                logprob,
-                top.into_iter().map(|(id, lp)| (id.0, lp)).collect(),
-            )
+        .try_iter()?
+        .map(|entry| {
+            let (logprob, top) = pair(&entry?)?;
+            let top = top
+                .try_iter()?
+                .map(|candidate| {
+                    let (id, logprob) = pair(&candidate?)?;
+                    Ok((id.extract::<ChunkNumber<u32>>()?.0, logprob.extract()?))
+                })
+                .collect::<PyResult<_>>()?;
+            Ok((logprob.extract()?, top))
         })
         .collect()
 }
@@ -64,7 +85,14 @@ fn records(chunks: Vec<Chunk>) -> Vec<ChunkRecord> {
 }
 
 /// Turns a model's output into one protocol's chunks, SSE bytes and complete response.
-#[pyclass(name = "StreamProcessor", module = "deepseek_recipe._native", frozen)]
+/// The Python `deepseek_recipe.StreamProcessor` subclasses it: its fast paths are these methods
+/// themselves, with no Python frame per piece.
+#[pyclass(
+    name = "StreamProcessor",
+    module = "deepseek_recipe._native",
+    frozen,
+    subclass
+)]
 pub struct PyStreamProcessor {
     state: Mutex<State>,
 }
@@ -183,39 +211,46 @@ impl PyStreamProcessor {
     }
 
     /// Feeds one inference chunk given as JSON; returns `[(sse_event, data_json), ...]`.
-    fn push(&self, py: Python<'_>, chunk_json: &str) -> PyResult<Vec<ChunkRecord>> {
+    fn push_json_records(&self, py: Python<'_>, chunk_json: &str) -> PyResult<Vec<ChunkRecord>> {
         let chunk = InferenceChunk::from_json(chunk_json).map_err(to_py_err)?;
         py.detach(|| self.with(|s| s.stream.push_chunks(chunk).map(records)))
             .map_err(to_py_err)
     }
 
     /// Feeds one inference chunk given as JSON; returns the SSE frames it produced.
-    fn push_sse<'py>(&self, py: Python<'py>, chunk_json: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn push_json_sse<'py>(
+        &self,
+        py: Python<'py>,
+        chunk_json: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let chunk = InferenceChunk::from_json(chunk_json).map_err(to_py_err)?;
         self.write_bytes_detached(py, |stream, out| stream.push(chunk, out))
     }
 
-    /// Feeds a text piece of `token_count` tokens; returns the SSE frames it produced.
-    fn push_text_sse<'py>(
+    /// Fast path: feeds a text piece of `token_count` tokens; returns its SSE bytes.
+    ///
+    /// A `token_count` outside 0..2**64-1 (or a token id outside 32 bits in `push_tokens`)
+    /// raises `RequestParseError` and leaves the stream as it was. Usage counters saturate.
+    #[pyo3(signature = (text, token_count=ChunkNumber(1)), text_signature = "($self, text, token_count=1)")]
+    fn push_text<'py>(
         &self,
         py: Python<'py>,
-        content: &str,
+        text: &str,
         token_count: ChunkNumber<u64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        self.write_bytes(py, |stream, out| {
-            stream.push_text(content, token_count.0, out)
-        })
+        self.write_bytes(py, |stream, out| stream.push_text(text, token_count.0, out))
     }
 
-    /// Feeds generated token ids (with optional logprobs); returns the SSE frames produced.
+    /// Fast path: feeds generated token ids (and their logprobs: `(logprob, [(token id,
+    /// logprob), ...])` per id); returns their SSE bytes.
     #[pyo3(signature = (token_ids, logprobs=None))]
-    fn push_tokens_sse<'py>(
+    fn push_tokens<'py>(
         &self,
         py: Python<'py>,
         token_ids: &Bound<'py, PyAny>,
-        logprobs: Option<PyLogprobs>,
+        logprobs: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let logprobs = logprobs.map(token_logprobs);
+        let logprobs = logprobs.map(read_logprobs).transpose()?;
         self.with(|state| {
             state.ids.clear();
             read_ids(token_ids, &mut state.ids)?;
@@ -228,10 +263,15 @@ impl PyStreamProcessor {
         })
     }
 
-    /// Feeds text pieces of `token_count` tokens each, exactly as one `push_text_sse` per
-    /// piece, with the GIL released; returns all their SSE frames. Pieces after the stream
-    /// ended (a stop sequence) are not read.
-    #[pyo3(signature = (pieces, token_count=ChunkNumber(1)))]
+    /// Batch fast path: feeds text pieces of `token_count` tokens each; returns their SSE bytes.
+    ///
+    /// The bytes are exactly those of calling `push_text` once per piece, concatenated; the
+    /// pieces are processed in one native call with the GIL released. Once the stream ends (a
+    /// stop sequence matched) the remaining pieces are not read: check `finished`.
+    #[pyo3(
+        signature = (pieces, token_count=ChunkNumber(1)),
+        text_signature = "($self, pieces, token_count=1)"
+    )]
     fn push_text_many<'py>(
         &self,
         py: Python<'py>,
@@ -243,8 +283,12 @@ impl PyStreamProcessor {
         })
     }
 
-    /// Feeds token-id pieces (each one `push_tokens_sse` call without logprobs) with the GIL
-    /// released; returns all their SSE frames. Pieces after the stream ended are not read.
+    /// Batch fast path: feeds token-id pieces (each like one `push_tokens` call without
+    /// logprobs); returns their SSE bytes.
+    ///
+    /// The bytes are exactly those of calling `push_tokens` once per piece, concatenated; the
+    /// pieces are processed in one native call with the GIL released. Once the stream ends (a
+    /// stop sequence matched) the remaining pieces are not read: check `finished`.
     fn push_tokens_many<'py>(
         &self,
         py: Python<'py>,
@@ -256,27 +300,31 @@ impl PyStreamProcessor {
         })
     }
 
-    /// Feeds the backend's finish reason; returns the SSE frames it produced.
-    fn push_finish_sse<'py>(&self, py: Python<'py>, reason: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let reason: InferenceFinishReason = reason
+    /// Fast path: feeds the backend's finish reason; returns SSE bytes.
+    fn push_finish<'py>(
+        &self,
+        py: Python<'py>,
+        finish_reason: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let reason: InferenceFinishReason = finish_reason
             .parse()
             .map_err(|err: UnknownName| to_py_err(Error::Stream(err.to_string())))?;
         self.write_bytes(py, |stream, out| stream.push_finish(reason, out))
     }
 
-    /// Ends the stream; returns the chunks this produced as `[(sse_event, data_json), ...]`.
-    fn finish(&self) -> PyResult<Vec<ChunkRecord>> {
+    /// Ends the stream; returns `(sse_event, compact JSON)` per chunk produced.
+    fn finish_records(&self) -> PyResult<Vec<ChunkRecord>> {
         self.with(|s| s.stream.finish_chunks().map(records))
             .map_err(to_py_err)
     }
 
-    /// Ends the stream; returns its last SSE frames, the terminal `[DONE]` included where the
-    /// protocol has one. Safe to call after the stream already finished (then only `[DONE]`).
+    /// Ends the stream (if it has not ended) and returns the last SSE bytes, including the
+    /// terminal `data: [DONE]` for Chat Completions (only that once the stream had ended).
     fn finish_sse<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         self.write_bytes(py, SseStream::finish)
     }
 
-    /// Whether the stream has ended (finish chunk, stop sequence or `finish`).
+    /// Whether the stream has ended (finish chunk, stop sequence or `finish()`).
     #[getter]
     fn finished(&self) -> bool {
         self.with(|s| s.stream.finished())
@@ -288,7 +336,7 @@ impl PyStreamProcessor {
         self.with(|s| sse_done_data(s.stream.accumulator()))
     }
 
-    /// The complete (non-streamed) response accumulated so far, as JSON.
+    /// The complete response accumulated from every chunk so far, as compact JSON.
     fn response_json(&self) -> String {
         self.with(|s| s.stream.accumulator().to_json())
     }
