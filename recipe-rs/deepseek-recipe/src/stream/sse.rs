@@ -70,12 +70,11 @@ struct SseWriter<'a> {
 impl Emit<Chunk> for SseWriter<'_> {
     fn emit(&mut self, chunk: Chunk) {
         self.accumulator.accumulate(&chunk);
-        match &chunk {
-            Chunk::Chat(chat) => write_sse_frame(&chunk, self.out, |out| {
-                self.chat_head.write_json(chat, out);
-            }),
-            _ => write_sse_event(&chunk, self.out),
-        }
+        let chat_head = &mut *self.chat_head;
+        write_sse_frame(&chunk, self.out, |out| match &chunk {
+            Chunk::Chat(chat) => chat_head.write_json(chat, out),
+            other => other.write_json(out),
+        });
     }
 }
 
