@@ -27,15 +27,24 @@ pub fn encode(prompt: &RenderedPrompt, tokenizer: &Tokenizer) -> Result<Vec<u32>
             ))
         })?;
         if !before.is_empty() {
-            segments.push(Segment::Text(before));
+            segments.push(text_segment(prompt, done, before));
         }
         segments.push(Segment::Token(id));
         done = range.end;
     }
     if done < text.len() {
-        segments.push(Segment::Text(&text[done..]));
+        segments.push(text_segment(prompt, done, &text[done..]));
     }
     Ok(tokenizer.encode_segments(&segments))
+}
+
+/// The segment of the text between special ranges that starts at byte `start`: marked with the
+/// template constant it starts with, if any.
+fn text_segment<'p>(prompt: &RenderedPrompt, start: usize, text: &'p str) -> Segment<'p> {
+    match prompt.fixed_start_at(start) {
+        Some(fixed) => Segment::FixedStart { fixed, text },
+        None => Segment::Text(text),
+    }
 }
 
 #[cfg(test)]
@@ -51,6 +60,33 @@ mod tests {
         builder.text(" <｜User｜>");
         let ids = encode(&builder.finish(), Tokenizer::deepseek_v4()).expect("encodes");
         assert_eq!(ids, [128803, 818, 28217, 6756, 28217, 32]);
+    }
+
+    #[test]
+    fn constants_that_start_a_segment_encode_as_plain_text() {
+        const EFFORT: &str = "Reasoning: think it through.\n\n";
+        let mut builder = PromptBuilder::default();
+        builder.fixed_text(EFFORT);
+        builder.text("\nSystem text");
+        builder.special("<｜User｜>");
+        builder.text("Hi ");
+        builder.fixed_text(EFFORT);
+        let prompt = builder.finish();
+        let second = prompt.prompt.len() - EFFORT.len();
+        assert_eq!(prompt.fixed_start_at(0), Some(EFFORT));
+        assert_eq!(
+            prompt.fixed_start_at(second),
+            None,
+            "not at a segment start"
+        );
+        let tokenizer = Tokenizer::deepseek_v4();
+        let user = tokenizer.token_to_id("<｜User｜>").expect("added");
+        let mut expected = tokenizer.encode(&format!("{EFFORT}\nSystem text"), false);
+        expected.push(user);
+        expected.extend(tokenizer.encode(&format!("Hi {EFFORT}"), false));
+        for _ in 0..2 {
+            assert_eq!(encode(&prompt, tokenizer).expect("encodes"), expected);
+        }
     }
 
     #[test]

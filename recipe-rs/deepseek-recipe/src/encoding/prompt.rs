@@ -13,6 +13,10 @@ pub struct RenderedPrompt {
     pub special_ranges: Vec<Range<usize>>,
     /// The image sources the prompt references, in prompt order.
     pub image_sources: Vec<ImageSource>,
+    /// Template constants that start a text segment (right after a special token or at the
+    /// start): each one's byte offset and text, in order. Encoding takes their leading ids from
+    /// the tokenizer's memo instead of merging them again.
+    fixed_starts: Vec<(usize, &'static str)>,
 }
 
 impl RenderedPrompt {
@@ -29,6 +33,15 @@ impl RenderedPrompt {
             bytes_seen = range.end;
         }
         ranges
+    }
+
+    /// The template constant that starts at byte `start`, if one was written there at the start
+    /// of a text segment.
+    pub(crate) fn fixed_start_at(&self, start: usize) -> Option<&'static str> {
+        self.fixed_starts
+            .iter()
+            .find(|(at, _)| *at == start)
+            .map(|(_, text)| *text)
     }
 
     /// The text of every special range, in order.
@@ -59,6 +72,20 @@ impl PromptBuilder {
     /// Plain text.
     pub(crate) fn text(&mut self, text: &str) {
         self.rendered.prompt.push_str(text);
+    }
+
+    /// A template's constant text; remembered as a fixed start when it starts a text segment.
+    pub(crate) fn fixed_text(&mut self, text: &'static str) {
+        let start = self.rendered.prompt.len();
+        let segment_start = self
+            .rendered
+            .special_ranges
+            .last()
+            .map_or(0, |special| special.end);
+        if start == segment_start && !text.is_empty() {
+            self.rendered.fixed_starts.push((start, text));
+        }
+        self.text(text);
     }
 
     /// A special token (skipped when its spelling is empty).

@@ -142,7 +142,7 @@ impl<'a> Renderer<'a> {
     /// Effort text, system messages (joined by a blank line), tools section, response format.
     fn write_system_preamble(&mut self, systems: &[&Message]) {
         if let Some(effort) = self.effort_text() {
-            self.builder.text(effort);
+            self.builder.fixed_text(effort);
         }
         // System texts are joined by blank lines; empty ones add nothing.
         let mut wrote_text = false;

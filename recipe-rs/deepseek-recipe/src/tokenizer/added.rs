@@ -11,6 +11,14 @@ use rustc_hash::FxHashMap;
 pub(crate) enum Segment<'t> {
     /// Text that contains no recognised added token.
     Text(&'t str),
+    /// Text like [`Text`](Self::Text) that starts with a template's constant `fixed`, whose
+    /// leading ids the tokenizer remembers per thread (a prompt's segments only).
+    FixedStart {
+        /// The constant `text` starts with.
+        fixed: &'static str,
+        /// The whole text, `fixed` included.
+        text: &'t str,
+    },
     /// A recognised added token.
     Token(u32),
 }
@@ -266,6 +274,7 @@ mod tests {
                 (Segment::Text(text), Some(Ok(last))) => last.push_str(text),
                 (Segment::Text(text), _) => out.push(Ok((*text).to_owned())),
                 (Segment::Token(id), _) => out.push(Err(*id)),
+                (Segment::FixedStart { .. }, _) => panic!("splitting gives no fixed starts"),
             }
         }
         out

@@ -19,6 +19,7 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
+use super::fixed_start::FixedStarts;
 use super::int_table::IntTable;
 use super::whole_tokens::{WholeTokens, SHORT_WORD_MAX};
 
@@ -66,9 +67,12 @@ pub(super) struct Bpe {
     whole_tokens: WholeTokens,
 }
 
-/// Reusable buffers and the word cache of the merge loop, for one tokenizer on one thread.
+/// Reusable buffers and the word cache of the merge loop, and the remembered ids of template
+/// constants, for one tokenizer on one thread.
 #[derive(Default)]
 pub(super) struct EncodeState {
+    /// The ids of template constants that start prompt segments.
+    pub(super) fixed_starts: FixedStarts,
     symbols: Vec<u32>,
     ranks: Vec<u64>,
     nodes: Vec<Node>,

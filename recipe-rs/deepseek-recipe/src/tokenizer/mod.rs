@@ -13,6 +13,7 @@ mod char_kind;
 mod chars;
 mod decode;
 mod extend;
+mod fixed_start;
 mod int_table;
 mod load;
 mod parallel;
@@ -244,7 +245,9 @@ impl Tokenizer {
     ) {
         if allow_special {
             self.inner.added.split(text, &mut |segment| match segment {
-                Segment::Text(part) => self.encode_plain(part, out, state),
+                Segment::Text(part) | Segment::FixedStart { text: part, .. } => {
+                    self.encode_plain(part, out, state)
+                }
                 Segment::Token(id) => out.push(id),
             });
         } else {
@@ -388,6 +391,10 @@ impl Tokenizer {
         for segment in segments {
             match *segment {
                 Segment::Text(text) => self.encode_into(text, allow_special, out, state),
+                Segment::FixedStart { fixed, text } if !allow_special => {
+                    self.encode_fixed_start(fixed, text, out, state)
+                }
+                Segment::FixedStart { text, .. } => self.encode_into(text, true, out, state),
                 Segment::Token(id) => out.push(id),
             }
         }
@@ -462,6 +469,35 @@ impl Tokenizer {
         pretokenize::pretokenize(text, &mut |piece| {
             self.inner.bpe.encode_piece(piece.as_bytes(), out, state);
         });
+    }
+
+    /// Appends the ids of plain `text`, which starts with the constant `fixed`: the ids before
+    /// the constant's last safe cut come from `state`'s memo (worked out on first use), the rest
+    /// of the text is encoded as usual.
+    fn encode_fixed_start(
+        &self,
+        fixed: &'static str,
+        text: &str,
+        out: &mut Vec<u32>,
+        state: &mut EncodeState,
+    ) {
+        if !text.starts_with(fixed) {
+            return self.encode_plain(text, out, state);
+        }
+        let cut = match state.fixed_starts.get(fixed) {
+            Some((cut, ids)) => {
+                out.extend_from_slice(ids);
+                cut
+            }
+            None => {
+                let cut = pretokenize::last_safe_cut(fixed).unwrap_or(0);
+                let first = out.len();
+                self.encode_plain(&fixed[..cut], out, state);
+                state.fixed_starts.insert(fixed, cut, &out[first..]);
+                cut
+            }
+        };
+        self.encode_plain(&text[cut..], out, state);
     }
 
     /// The text of `ids`: the tokens' bytes concatenated, read as UTF-8, with every maximal invalid

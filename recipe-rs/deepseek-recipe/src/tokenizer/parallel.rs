@@ -13,7 +13,7 @@ pub(super) fn text_len(segments: &[Segment<'_>]) -> usize {
     segments
         .iter()
         .map(|segment| match segment {
-            Segment::Text(text) => text.len(),
+            Segment::Text(text) | Segment::FixedStart { text, .. } => text.len(),
             Segment::Token(_) => 0,
         })
         .sum()
@@ -40,7 +40,8 @@ pub(super) fn split_segments<'t>(
         {
             chunks.push(Vec::new());
         }
-        let Segment::Text(mut rest) = segment else {
+        // Texts encoded in parallel lose their fixed start (remembered ids only save time).
+        let (Segment::Text(mut rest) | Segment::FixedStart { text: mut rest, .. }) = segment else {
             push(&mut chunks, segment);
             continue;
         };
@@ -97,7 +98,9 @@ mod tests {
             let mut tokens = Vec::new();
             for segment in chunks.iter().flatten() {
                 match segment {
-                    Segment::Text(part) => joined.push_str(part),
+                    Segment::Text(part) | Segment::FixedStart { text: part, .. } => {
+                        joined.push_str(part)
+                    }
                     Segment::Token(id) => tokens.push(*id),
                 }
             }

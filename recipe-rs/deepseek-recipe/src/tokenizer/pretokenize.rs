@@ -104,6 +104,22 @@ pub(super) fn safe_cut_from(text: &str, from: usize) -> Option<usize> {
     None
 }
 
+/// The last position strictly inside `text` where [`safe_cut_from`] could cut it, if any. The
+/// rule reads only the two characters around the cut, so the pieces of `text[..cut]` are also the
+/// leading pieces of `text` followed by anything.
+pub(super) fn last_safe_cut(text: &str) -> Option<usize> {
+    let mut chars = text.char_indices().rev();
+    let (_, mut after) = chars.next()?;
+    let mut after_at = text.len() - after.len_utf8();
+    for (at, before) in chars {
+        if is_safe_cut(before, after) {
+            return Some(after_at);
+        }
+        (after, after_at) = (before, at);
+    }
+    None
+}
+
 /// Whether pre-tokenization never joins characters `a` and `b` into one piece and the pieces on
 /// either side do not depend on the other side (see [`safe_cut_from`]).
 fn is_safe_cut(a: char, b: char) -> bool {
@@ -373,6 +389,37 @@ mod tests {
             }
         }
         assert!(cuts_seen > 1000, "{cuts_seen}");
+    }
+
+    #[test]
+    fn the_last_safe_cut_keeps_the_leading_pieces_whatever_follows() {
+        let mut seed = 0x1A57_C07F_00D5_EED5;
+        let mut checked = 0;
+        for round in 0..600 {
+            let text = cut_test_text(&mut seed, 1 + round % 40);
+            let mut last = None;
+            let mut from = 0;
+            while let Some(cut) = safe_cut_from(&text, from) {
+                last = Some(cut);
+                from = cut + 1;
+            }
+            let cut = last_safe_cut(&text);
+            assert_eq!(cut, last, "{text:?}");
+            let Some(cut) = cut else { continue };
+            let head = pieces(&text[..cut]);
+            for tail_len in 0..6 {
+                let mut whole = text.clone();
+                whole.push_str(&cut_test_text(&mut seed, tail_len));
+                let mut expected = head.clone();
+                expected.extend(pieces(&whole[cut..]));
+                assert_eq!(pieces(&whole), expected, "{whole:?} cut at {cut}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 2000, "{checked}");
+        assert_eq!(last_safe_cut("unchecked.\n\n"), Some(9));
+        assert_eq!(last_safe_cut("a"), None);
+        assert_eq!(last_safe_cut(""), None);
     }
 
     #[test]

@@ -258,3 +258,40 @@ fn batch_calls_give_what_single_calls_give() {
     }
     assert!(v4().decode_batch(&[vec![1], vec![u32::MAX]]).is_err());
 }
+
+#[test]
+fn fixed_starts_give_the_ids_of_the_whole_text() {
+    let tokenizer = v4();
+    let mut seed = 0xF1CE_D5EA_2700_0001;
+    let mut remembered = 0;
+    for round in 0..120 {
+        let fixed: &'static str =
+            Box::leak(random_text(&mut seed, 1 + round % 50).into_boxed_str());
+        for tail_len in [0, 1, 3, 12] {
+            let text = format!("{fixed}{}", random_text(&mut seed, tail_len));
+            let expected = tokenizer.encode(&text, false);
+            // First use works the constant's ids out, the second takes them from the memo.
+            for _ in 0..2 {
+                let segments = [
+                    Segment::Token(0),
+                    Segment::FixedStart { fixed, text: &text },
+                ];
+                let ids = tokenizer.encode_segments(&segments);
+                assert_eq!(ids[0], 0);
+                assert_eq!(ids[1..], expected, "{text:?} after {fixed:?}");
+            }
+        }
+        let memo = tokenizer.with_state(|state| state.fixed_starts.get(fixed).map(|(cut, _)| cut));
+        remembered += usize::from(memo.is_some_and(|cut| cut > 0));
+    }
+    assert!(remembered > 60, "{remembered}");
+    let not_the_start = "other text";
+    let segments = [Segment::FixedStart {
+        fixed: "abc.",
+        text: not_the_start,
+    }];
+    assert_eq!(
+        tokenizer.encode_segments(&segments),
+        tokenizer.encode(not_the_start, false)
+    );
+}
