@@ -5,6 +5,7 @@
 #   scripts/device_bench.sh prepare        # here, with PyPI: fill .whl/ (git-ignored)
 #   scripts/device_bench.sh scaling [ARGS] # there: python -m bench --scaling ARGS
 #   scripts/device_bench.sh suite [ARGS]   # there: python -m bench ARGS
+#   scripts/device_bench.sh profile        # there: per-call faults and switches, perf profiles
 #
 # `prepare` downloads, for CPython 3.12 on manylinux x86-64, the published deepseek-recipe 0.2.0
 # (the peer), pydantic with its own dependencies (this package's one runtime dependency) and
@@ -13,6 +14,10 @@
 # There the script installs the wheels into /tmp/recipe-site (on PYTHONPATH) and the peer into
 # bench/.peer-venv, then writes its report into $OUT (default: reports/device): scaling.md, or
 # bench.md and bench.json, each with the machine, the date and the command in its header.
+# `profile` writes calls.md (python -m bench.call_probe: best time, minor faults and involuntary
+# context switches per call of the short chat and the document) and, when `prepare` found `perf`
+# here (Debian's, bundled with its libraries and loader into .whl/perf.tar.xz: the machine there
+# has none), perf-short.txt and perf-document.txt: software-clock profiles of each loop.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -29,7 +34,41 @@ prepare() {
         --implementation cp "${platforms[@]}" -d "$WHEELS" \
         deepseek-recipe==0.2.0 pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 \
         typing-inspection==0.4.5 typing-extensions==4.16.0 tiktoken==0.14.0 regex
+    if command -v perf >/dev/null; then
+        bundle_perf
+    fi
     ls -l "$WHEELS"
+}
+
+# Debian's perf with every library it loads and the dynamic loader, as one archive.
+bundle_perf() {
+    local dir
+    dir=$(mktemp -d)
+    mkdir "$dir/perf"
+    cp "$(command -v perf)" "$dir/perf/"
+    ldd "$(command -v perf)" | awk '/=>/ {print $3}' | xargs -I{} cp -L {} "$dir/perf/"
+    cp -L /lib64/ld-linux-x86-64.so.2 "$dir/perf/"
+    tar -C "$dir" -cJf "$WHEELS/perf.tar.xz" perf
+    rm -rf "$dir"
+}
+
+profile() {
+    "$PYTHON" -m bench.call_probe | tee "$OUT/calls.md"
+    [ -f "$WHEELS/perf.tar.xz" ] || {
+        echo "no $WHEELS/perf.tar.xz: run prepare where perf is installed" >&2
+        return
+    }
+    local tools
+    tools=$(mktemp -d)
+    tar -C "$tools" -xJf "$WHEELS/perf.tar.xz"
+    local perf=("$tools/perf/ld-linux-x86-64.so.2" --library-path "$tools/perf" "$tools/perf/perf")
+    for workload in short document; do
+        "${perf[@]}" record -q -e cpu-clock -F 2999 -o "$tools/$workload.data" -- \
+            taskset -c 1 "$PYTHON" -m bench.call_probe --loop "$workload" 6
+        "${perf[@]}" report -i "$tools/$workload.data" --stdio --no-children --sort dso,sym \
+            --percent-limit 0.3 >"$OUT/perf-$workload.txt" 2>&1
+        head -40 "$OUT/perf-$workload.txt"
+    done
 }
 
 install() {
@@ -76,8 +115,12 @@ case "${1:-}" in
         install
         "$PYTHON" -m bench --markdown "$OUT/bench.md" --json "$OUT/bench.json" "$@"
         ;;
+    profile)
+        install
+        profile
+        ;;
     *)
-        sed -n '2,17p' "$0"
+        sed -n '2,20p' "$0"
         exit 2
         ;;
 esac

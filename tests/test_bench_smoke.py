@@ -69,3 +69,34 @@ def test_scaling_table_has_every_row_and_the_machine_ceilings(tmp_path: Path):
     for ceiling_row in ("SHA-256", "one process per thread"):
         ceiling = next(line for line in rows if ceiling_row in line).split("|")[2:4]
         assert all(cell.strip() for cell in ceiling), f"{ceiling_row} lacks a thread count"
+
+
+def test_call_probe_reports_every_call_and_loops_on_request():
+    table = subprocess.run(
+        [sys.executable, "-m", "bench.call_probe"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert table.returncode == 0, table.stderr
+    rows = [line.split("|")[1:-1] for line in table.stdout.splitlines()[2:]]
+    assert [row[0].strip() for row in rows] == [
+        "short chat convert",
+        "short chat convert + render",
+        "short chat convert + render + encode",
+        "document convert",
+        "1 MB copy (bytearray)",
+    ]
+    for _, best, faults, switches in rows:
+        assert float(best.split()[0]) > 0 and float(faults) >= 0 and float(switches) >= 0
+    for workload in ["short", "document"]:
+        looped = subprocess.run(
+            [sys.executable, "-m", "bench.call_probe", "--loop", workload, "0.05"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        assert looped.returncode == 0, looped.stderr
