@@ -461,6 +461,36 @@ mod tests {
     }
 
     #[test]
+    fn what_follows_the_closing_quote_is_not_the_strings() {
+        let tails = ["", "\u{1}\"\\x", "\\\"\n\"", "\"\"\"", "\\u12", "\u{0}"];
+        for length in [1, 2, 40, 63, 64, 65, 130, 4000, 30_000, 40_000] {
+            let contents: String = (0..length)
+                .map(|index| match index % 23 {
+                    0 => r"\n",
+                    11 => r#"\""#,
+                    17 => r"\u00e9",
+                    _ => "é",
+                })
+                .collect();
+            let string = format!(r#""{contents}""#);
+            let expected: String = serde_json::from_str(&string).unwrap();
+            for tail in tails {
+                for repeat in [1, 50, 60_000] {
+                    let json = format!("{string}{}", tail.repeat(repeat));
+                    let Some((Text::Owned(text), end)) = read_string(&json, 0) else {
+                        panic!("{string} not decoded")
+                    };
+                    assert_eq!((text.as_str(), end), (expected.as_str(), string.len()));
+                    assert!(
+                        text.capacity() <= 2 * text.len().max(string.len()),
+                        "{length}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_long_escaped_string_is_decoded_whole() {
         let line = "text with a \\\"quote\\\", a tab\\t and é☃😀\\u00e9\\\\";
         let json = format!("\"{}\"", line.repeat(5000));
