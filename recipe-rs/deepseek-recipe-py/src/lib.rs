@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod gil;
 mod id_list;
 mod ids_in;
 mod images;

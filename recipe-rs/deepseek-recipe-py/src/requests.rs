@@ -12,6 +12,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString, PyType};
 
 use crate::errors::to_py_err;
+use crate::gil::detach_for;
 use crate::id_list::id_list;
 use crate::ints::Count;
 use crate::long_str::long_str;
@@ -34,6 +35,9 @@ fn options(json: Option<&str>) -> PyResult<Arc<ConversionOptions>> {
 pub struct PyConvertedRequest {
     pub(crate) inner: ConvertedRequest,
     pub(crate) options: Arc<ConversionOptions>,
+    /// The length of the request body: the prompt's size follows it, so a small request is
+    /// rendered and encoded holding the GIL.
+    body_bytes: usize,
     /// The rendered prompt, made on first use (`render` and `encode` share it).
     rendered: OnceLock<RenderedPrompt>,
     /// What `render` returns, made on its first call.
@@ -48,11 +52,12 @@ struct PythonPrompt {
 }
 
 impl PyConvertedRequest {
-    /// Wraps a converted request, not rendered yet.
-    fn new(inner: ConvertedRequest, options: Arc<ConversionOptions>) -> Self {
+    /// Wraps a request converted from a body of `body_bytes` bytes, not rendered yet.
+    fn new(inner: ConvertedRequest, options: Arc<ConversionOptions>, body_bytes: usize) -> Self {
         Self {
             inner,
             options,
+            body_bytes,
             rendered: OnceLock::new(),
             rendered_py: PyOnceLock::new(),
         }
@@ -120,7 +125,7 @@ impl PyConvertedRequest {
         prompt_type: &Bound<'py, PyType>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let python = self.rendered_py.get_or_try_init(py, || {
-            let (rendered, special_ranges) = py.detach(|| {
+            let (rendered, special_ranges) = detach_for(py, self.body_bytes, || {
                 let rendered = self.rendered();
                 let ranges = rendered
                     .special_char_ranges()
@@ -156,8 +161,7 @@ impl PyConvertedRequest {
                 default_tokenizer()
             }
         };
-        let ids = py
-            .detach(|| encode(self.rendered(), tokenizer))
+        let ids = detach_for(py, self.body_bytes, || encode(self.rendered(), tokenizer))
             .map_err(to_py_err)?;
         id_list(py, &ids)
     }
@@ -204,10 +208,9 @@ fn convert(
         .parse()
         .map_err(|err: UnknownName| to_py_err(Error::Parse(err.to_string())))?;
     let options = options(options_json)?;
-    let inner = py
-        .detach(|| convert_json(protocol, body, &options))
-        .map_err(to_py_err)?;
-    Ok(PyConvertedRequest::new(inner, options))
+    let inner =
+        detach_for(py, body.len(), || convert_json(protocol, body, &options)).map_err(to_py_err)?;
+    Ok(PyConvertedRequest::new(inner, options, body.len()))
 }
 
 /// The protocol a JSON request body most likely uses, as the Python API spells it.

@@ -8,12 +8,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyList, PyString};
 
 use crate::errors::to_py_err;
+use crate::gil::detach_for;
 use crate::id_list::{id_list, id_lists};
 use crate::ids_in::{flat_batch, uint32s, uint64s, NativeUints, TokenIds};
 use crate::ints::{read, Count};
 
-/// Texts at least this long are encoded without holding the GIL.
-const DETACH_MIN_BYTES: usize = 4096;
 /// The environment variable that caps the threads of one call (default: the available cores).
 const THREADS_ENV: &str = "DEEPSEEK_RECIPE_NUM_THREADS";
 
@@ -172,22 +171,14 @@ impl PyTokenizer {
         text: &str,
         allow_special: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = if text.len() >= DETACH_MIN_BYTES {
-            py.detach(|| self.inner.encode(text, allow_special))
-        } else {
-            self.inner.encode(text, allow_special)
-        };
+        let ids = detach_for(py, text.len(), || self.inner.encode(text, allow_special));
         id_list(py, &ids)
     }
 
     /// The number of ids of `text`.
     #[pyo3(signature = (text, allow_special = false))]
     fn count(&self, py: Python<'_>, text: &str, allow_special: bool) -> usize {
-        if text.len() >= DETACH_MIN_BYTES {
-            py.detach(|| self.inner.count(text, allow_special))
-        } else {
-            self.inner.count(text, allow_special)
-        }
+        detach_for(py, text.len(), || self.inner.count(text, allow_special))
     }
 
     /// The ids of `text` as a `bytearray` of native-endian uint32 (no Python int per id).
@@ -198,11 +189,9 @@ impl PyTokenizer {
         text: &str,
         allow_special: bool,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        let parts = if text.len() >= DETACH_MIN_BYTES {
-            py.detach(|| self.inner.encode_parts(text, allow_special))
-        } else {
+        let parts = detach_for(py, text.len(), || {
             self.inner.encode_parts(text, allow_special)
-        };
+        });
         ids_bytearray(py, &self.inner, &parts)
     }
 
