@@ -23,6 +23,16 @@ pub(crate) enum Segment<'t> {
     Token(u32),
 }
 
+impl<'t> Segment<'t> {
+    /// The segment's text (a fixed start's whole text); `None` for a token.
+    pub(crate) fn text(self) -> Option<&'t str> {
+        match self {
+            Segment::Text(text) | Segment::FixedStart { text, .. } => Some(text),
+            Segment::Token(_) => None,
+        }
+    }
+}
+
 /// A byte trie over token spellings.
 #[derive(Debug, Default)]
 struct Trie {

@@ -12,10 +12,8 @@ use super::pretokenize::safe_cut_from;
 pub(super) fn text_len(segments: &[Segment<'_>]) -> usize {
     segments
         .iter()
-        .map(|segment| match segment {
-            Segment::Text(text) | Segment::FixedStart { text, .. } => text.len(),
-            Segment::Token(_) => 0,
-        })
+        .filter_map(|segment| segment.text())
+        .map(str::len)
         .sum()
 }
 
@@ -41,7 +39,7 @@ pub(super) fn split_segments<'t>(
             chunks.push(Vec::new());
         }
         // Texts encoded in parallel lose their fixed start (remembered ids only save time).
-        let (Segment::Text(mut rest) | Segment::FixedStart { text: mut rest, .. }) = segment else {
+        let Some(mut rest) = segment.text() else {
             push(&mut chunks, segment);
             continue;
         };
