@@ -60,6 +60,7 @@ def ours_workloads(
         "batch count": (lambda: tok.count_batch(corpus, True), lambda: None),
         "batch decode": (lambda: tok.decode_batch(ids), lambda: None),
         "batch decode (array)": (lambda: tok.decode_batch(id_arrays), lambda: None),
+        "batch decode (bytes)": (lambda: tok.decode_batch_bytes(id_arrays), lambda: None),
         "long text encode (list)": (lambda: tok.encode(long_text, True), lambda: None),
         "long text encode (array)": (lambda: tok.encode_array(long_text, True), lambda: None),
     }

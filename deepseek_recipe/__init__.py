@@ -30,9 +30,10 @@ from deepseek_recipe.requests import (
     encode,
     render,
 )
-from deepseek_recipe.tokenizer import BatchIds, IncrementalDecoder, Tokenizer
+from deepseek_recipe.tokenizer import BatchBytes, BatchIds, IncrementalDecoder, Tokenizer
 
 __all__ = [
+    "BatchBytes",
     "BatchIds",
     "ConversionError",
     "ConversionOptions",

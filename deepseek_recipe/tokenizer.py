@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from deepseek_recipe import _native
 
-__all__ = ["BatchIds", "IncrementalDecoder", "Tokenizer"]
+__all__ = ["BatchBytes", "BatchIds", "IncrementalDecoder", "Tokenizer"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,39 @@ class BatchIds:
     def to_lists(self) -> list[list[int]]:
         """The ids as `encode_batch` gives them."""
         return [self[index].tolist() for index in range(len(self))]
+
+
+@dataclass(frozen=True)
+class BatchBytes:
+    """The decoded bytes of a batch in one flat buffer (`Tokenizer.decode_batch_bytes`).
+
+    `data` holds every list's tokens' bytes in order (memoryview format `B`: the UTF-8 that
+    `decode` reads, before it replaces invalid sequences with U+FFFD) and `offsets` the `len + 1`
+    boundaries (format `Q`): list `i` is `data[offsets[i]:offsets[i + 1]]`. `text(i)` is exactly
+    `decode` of list `i`. Both support the buffer protocol (`numpy.frombuffer`, file writes).
+    """
+
+    data: memoryview
+    offsets: memoryview
+
+    def __len__(self) -> int:
+        """The number of lists."""
+        return len(self.offsets) - 1
+
+    def __getitem__(self, index: int) -> memoryview:
+        """The bytes of list `index` (a view into `data`, no copy)."""
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"list index {index} out of range for {len(self)} lists")
+        index %= len(self)
+        return self.data[self.offsets[index] : self.offsets[index + 1]]
+
+    def text(self, index: int) -> str:
+        """The text of list `index`, as `decode` gives it."""
+        return str(self[index], "utf-8", "replace")
+
+    def to_strs(self) -> list[str]:
+        """Every list's text, as `decode_batch` gives them."""
+        return [self.text(index) for index in range(len(self))]
 
 
 class Tokenizer:
@@ -181,6 +214,22 @@ class Tokenizer:
         if isinstance(batch, BatchIds):
             return self._native.decode_batch_array(batch.ids, batch.offsets)
         return self._native.decode_batch(batch if isinstance(batch, (list, tuple)) else list(batch))
+
+    def decode_batch_bytes(self, batch: Iterable[Iterable[int]] | BatchIds) -> BatchBytes:
+        """`decode_batch` as one flat UTF-8 buffer (see `BatchBytes`), written in parallel with
+        no Python object per text.
+
+        Prefer it to `decode_batch` for large batches whose texts go on as bytes (written to a
+        file or a socket, hashed, measured) or are read only in part: making each text's `str`
+        runs one thread at a time and bounds `decode_batch`; here that is left to `text(i)` when
+        a text is needed. A `BatchIds` is read from its buffers with no Python work per id.
+        """
+        if isinstance(batch, BatchIds):
+            data, offsets = self._native.decode_batch_array_bytes(batch.ids, batch.offsets)
+        else:
+            lists = batch if isinstance(batch, (list, tuple)) else list(batch)
+            data, offsets = self._native.decode_batch_bytes(lists)
+        return BatchBytes(memoryview(data), memoryview(offsets).cast("Q"))
 
     def token_to_id(self, token: str) -> int | None:
         """The id of the token spelled `token` (byte-level spelling, e.g. `Ġthe`)."""

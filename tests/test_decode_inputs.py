@@ -1,4 +1,5 @@
-"""Every id input form of `decode`, `decode_batch` and `IncrementalDecoder.push` reads the same.
+"""Every id input form of `decode`, `decode_batch`, `decode_batch_bytes` and
+`IncrementalDecoder.push` reads the same.
 
 Lists and tuples are read natively (long ones converted whole first), uint32 buffers and
 `BatchIds` whole; anything else becomes a list first. The oracle for what a sequence of items
@@ -121,6 +122,8 @@ def test_items_read_as_before_in_every_container(tok, items, padding):
     if expected[0] == "value":
         batch_expected = ("value", [tok.decode([0]), expected[1], tok.decode([1])])
     assert outcome(lambda: tok.decode_batch([[0], items, (1,)])) == batch_expected
+    as_bytes = outcome(lambda: tok.decode_batch_bytes([[0], items, (1,)]).to_strs())
+    assert as_bytes == batch_expected
 
 
 @SETTINGS
@@ -146,6 +149,13 @@ def test_batch_forms_decode_alike(tok, batch, threads):
     assert tok.decode_batch(tuple(tuple(ids) for ids in batch)) == expected
     assert tok.decode_batch(iter(batch)) == expected
     assert tok.decode_batch(batch_ids) == expected
+    for form in (batch, iter(batch), batch_ids):
+        decoded = tok.decode_batch_bytes(form)
+        assert decoded.to_strs() == expected
+        assert len(decoded) == len(batch)
+        raw = [b"".join(tok.native.decode_batch_bytes([[i]])[0] for i in ids) for ids in batch]
+        assert [bytes(decoded[i]) for i in range(len(batch))] == raw
+        assert decoded.offsets.tolist()[-1] == len(decoded.data)
     assert tok.decode_batch([batch_ids[i] for i in range(len(batch_ids))]) == expected
     assert tok.decode_batch([memoryview(array.array("I", ids)) for ids in batch]) == expected
     if numpy is not None:
@@ -171,6 +181,18 @@ def test_unknown_id_in_an_array_is_a_tokenizer_error(tok):
     )
     with pytest.raises(TokenizerError, match=f"unknown token id {U32_MAX}"):
         tok.decode_batch(batch)
+    with pytest.raises(TokenizerError, match=f"unknown token id {U32_MAX}"):
+        tok.decode_batch_bytes(batch)
+
+
+def test_batch_bytes_index_like_a_sequence(tok):
+    decoded = tok.decode_batch_bytes([tok.encode("añb"), [], tok.encode("\U0001f9d1")[:1]])
+    assert decoded.text(0) == "añb" and decoded.text(-2) == "" and decoded.text(2) == "\ufffd"
+    assert bytes(decoded[0]) == "añb".encode()
+    with pytest.raises(IndexError):
+        decoded[3]
+    empty = tok.decode_batch_bytes([])
+    assert len(empty) == 0 and empty.to_strs() == [] and empty.offsets.tolist() == [0]
 
 
 def test_parallel_batch_decode_keeps_order_and_the_first_error_by_position(tok):

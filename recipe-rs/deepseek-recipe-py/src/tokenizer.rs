@@ -267,6 +267,32 @@ impl PyTokenizer {
         decode_to_strs(py, &self.inner, &flat_batch(&ids, &offsets))
     }
 
+    /// Each id list's tokens' bytes (the UTF-8 that `decode` reads, before replacing invalid
+    /// sequences), written in parallel without the GIL into one `bytearray`, and a `bytearray`
+    /// of native-endian uint64 offsets (list `i` is bytes `offsets[i]..offsets[i + 1]`).
+    fn decode_batch_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        batch: Vec<TokenIds>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let lists: Vec<&[u32]> = batch.iter().map(|ids| &ids.0[..]).collect();
+        decoded_bytearrays(py, &self.inner, &lists)
+    }
+
+    /// `decode_batch_bytes` of a flat batch (`encode_batch_array`'s buffers, as
+    /// `decode_batch_array` reads them).
+    fn decode_batch_array_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: NativeUints<'_, 4>,
+        offsets: NativeUints<'_, 8>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let (ids, offsets) = (ids.0.as_bytes(), offsets.0.as_bytes());
+        let (ids, offsets): (Vec<u32>, Vec<u64>) =
+            py.detach(|| (uint32s(ids).collect(), uint64s(offsets).collect()));
+        decoded_bytearrays(py, &self.inner, &flat_batch(&ids, &offsets))
+    }
+
     /// The id of the token spelled `token`, if any.
     fn token_to_id(&self, token: &str) -> Option<u32> {
         self.inner.token_to_id(token)
@@ -325,6 +351,26 @@ fn decode_to_strs(
         return Err(to_py_err(err));
     }
     Ok(strs.into_iter().flatten().collect())
+}
+
+/// Every list of `batch` decoded into one `bytearray` of bytes (sized, then written, on the
+/// tokenizer's threads without the GIL: nothing else sees the new object yet) and the
+/// `bytearray` of its native-endian uint64 offsets.
+fn decoded_bytearrays<'py>(
+    py: Python<'py>,
+    tokenizer: &Tokenizer,
+    batch: &[&[u32]],
+) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    let layout = py
+        .detach(|| tokenizer.decoded_layout(batch))
+        .map_err(to_py_err)?;
+    let data = PyByteArray::new_with(py, layout.total_bytes(), |bytes| {
+        py.detach(|| tokenizer.write_decoded_bytes(&layout, bytes))
+            .map_err(to_py_err)
+    })?;
+    let offsets = layout.offsets();
+    let offsets = bytearray_of(py, offsets.len(), offsets.into_iter().map(u64::to_ne_bytes))?;
+    Ok((data, offsets))
 }
 
 /// Streaming decoder: returns only complete UTF-8 text (see `deepseek_recipe.IncrementalDecoder`).

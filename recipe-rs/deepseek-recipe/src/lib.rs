@@ -54,4 +54,4 @@ pub use stream::{
     StreamOptions, StreamParser, StreamProcessor, TextDelta, TokenLogprobs, TokenText,
     TokenizerText, TopLogprob,
 };
-pub use tokenizer::{IncrementalDecoder, Tokenizer};
+pub use tokenizer::{DecodedLayout, IncrementalDecoder, Tokenizer};

@@ -12,6 +12,7 @@ mod bytelevel;
 mod char_kind;
 mod chars;
 mod decode;
+mod decode_bytes;
 mod extend;
 mod fixed_start;
 mod int_table;
@@ -31,6 +32,7 @@ use std::sync::{Arc, OnceLock};
 use rustc_hash::FxHashMap;
 
 pub use decode::IncrementalDecoder;
+pub use decode_bytes::DecodedLayout;
 
 use crate::error::{Error, Result};
 use crate::markup::SpecialTokens;

@@ -100,6 +100,16 @@ impl Vocab {
         self.bytes.get(range)
     }
 
+    /// The bytes token `id` decodes to, if a token has it, followed by the bytes of the tokens
+    /// after it: `(run, len)` where the token's bytes are `run[..len]`. A copy of a short token
+    /// can then move a fixed-size block (one instruction) instead of calling `memcpy`.
+    #[inline]
+    pub(super) fn bytes_onward(&self, id: u32) -> Option<(&[u8], usize)> {
+        let range = self.range(&self.byte_ends, id)?;
+        let len = range.len();
+        Some((self.bytes.get(range.start..)?, len))
+    }
+
     /// Every token's id and bytes, in id order.
     pub(super) fn all_bytes(&self) -> impl Iterator<Item = (u32, &[u8])> {
         // Ids fit in u32: `new` takes them as u32.
