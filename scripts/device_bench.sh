@@ -6,6 +6,7 @@
 #   scripts/device_bench.sh scaling [ARGS] # there: python -m bench --scaling ARGS
 #   scripts/device_bench.sh suite [ARGS]   # there: python -m bench ARGS
 #   scripts/device_bench.sh profile        # there: per-call faults and switches, perf profiles
+#   scripts/device_bench.sh spread [ARGS]  # there: python -m bench.cpu_spread ARGS (every CPU)
 #
 # `prepare` downloads, for CPython 3.12 on manylinux x86-64, the published deepseek-recipe 0.2.0
 # (the peer), pydantic with its own dependencies (this package's one runtime dependency) and
@@ -18,6 +19,8 @@
 # context switches per call of the short chat and the document) and, when `prepare` found `perf`
 # here (Debian's, bundled with its libraries and loader into .whl/perf.tar.xz: the machine there
 # has none), perf-short.txt and perf-document.txt: software-clock profiles of each loop.
+# `spread` writes spread.md: the short chat's per-call time and the plain corpus against tiktoken
+# on each CPU in turn (the suite pins its one-thread processes to the last CPU only).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -118,6 +121,11 @@ case "${1:-}" in
     profile)
         install
         profile
+        ;;
+    spread)
+        shift
+        install
+        "$PYTHON" -m bench.cpu_spread --markdown "$OUT/spread.md" "$@"
         ;;
     *)
         sed -n '2,20p' "$0"
