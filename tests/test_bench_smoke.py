@@ -8,6 +8,7 @@ HF `tokenizers` on every tokenizer workload.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,7 @@ def test_scaling_table_has_every_row_and_the_machine_ceilings(tmp_path: Path):
     names = {line.split("|")[1].strip() for line in rows[1:]}
     assert "machine, SHA-256 (ceiling)" in names
     assert "ours, batch encode (array)" in names and "ours, long text encode (array)" in names
+    assert "ours, batch decode (bytes)" in names
     assert "corpus ids: identical" in markdown.read_text(encoding="utf-8")
     for ceiling_row in ("SHA-256", "one process per thread"):
         ceiling = next(line for line in rows if ceiling_row in line).split("|")[2:4]
@@ -100,3 +102,25 @@ def test_call_probe_reports_every_call_and_loops_on_request():
             check=False,
         )
         assert looped.returncode == 0, looped.stderr
+
+
+def test_cpu_spread_has_a_row_per_usable_cpu(tmp_path: Path):
+    markdown = tmp_path / "spread.md"
+    command = [sys.executable, "-m", "bench.cpu_spread", "--corpus-mb", "0.05", "--calls", "20"]
+    done = subprocess.run(
+        [*command, "--markdown", str(markdown)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line.split("|")[1:-1] for line in markdown.read_text(encoding="utf-8").splitlines()]
+    rows = [row for row in rows if row and row[0].strip().isdigit()]
+    assert [int(row[0]) for row in rows] == sorted(os.sched_getaffinity(0))
+    for _, short_chat, ours, tiktoken, ratio, ids in rows:
+        assert float(short_chat.split()[0]) > 0 and float(ours) > 0
+        # tiktoken only where it is installed; then its ids must be ours.
+        assert ids.strip() in ("same ids", "-")
+        assert (tiktoken.strip() == "-") == (ratio.strip() == "-")
