@@ -10,6 +10,8 @@
 //! `I`: `encode_array`'s result, a numpy `uint32` array) is copied whole, with no Python work per
 //! id. Anything else becomes a list first, as `list(ids)` makes it.
 
+use std::borrow::Cow;
+
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyInt, PyList, PyMemoryView, PyTuple};
@@ -173,13 +175,18 @@ pub(crate) fn uint32s(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
         .map(|word| u32::from_ne_bytes([word[0], word[1], word[2], word[3]]))
 }
 
-/// The native-endian uint64 values of `bytes` (a whole number of them).
-pub(crate) fn uint64s(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
-    bytes.chunks_exact(8).map(|word| {
-        u64::from_ne_bytes([
-            word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
-        ])
-    })
+/// The native-endian values of `bytes` (a whole number of them): borrowed when `bytes` is
+/// aligned for `T` (the data of a Python `bytes` object is), copied otherwise.
+pub(crate) fn native_words<T: bytemuck::Pod>(bytes: &[u8]) -> Cow<'_, [T]> {
+    match bytemuck::try_cast_slice(bytes) {
+        Ok(words) => Cow::Borrowed(words),
+        Err(_) => Cow::Owned(
+            bytes
+                .chunks_exact(std::mem::size_of::<T>())
+                .map(bytemuck::pod_read_unaligned)
+                .collect(),
+        ),
+    }
 }
 
 /// The id lists `ids[offsets[i]:offsets[i + 1]]` as Python slices them (bounds past the end
@@ -222,11 +229,16 @@ mod tests {
             .flat_map(|value| value.to_ne_bytes())
             .collect();
         assert_eq!(uint32s(&bytes).collect::<Vec<_>>(), [7, u32::MAX, 0]);
-        let bytes: Vec<u8> = [3u64, u64::MAX]
-            .iter()
-            .flat_map(|v| v.to_ne_bytes())
-            .collect();
-        assert_eq!(uint64s(&bytes).collect::<Vec<_>>(), [3, u64::MAX]);
+        let words = [3u64, u64::MAX];
+        let bytes: Vec<u8> = words.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        // Borrowed where aligned, copied where not: the same values either way.
+        let aligned: &[u8] = bytemuck::cast_slice(&words);
+        assert!(matches!(native_words::<u64>(aligned), Cow::Borrowed(_)));
+        for start in 0..8 {
+            let mut shifted = vec![0u8; start];
+            shifted.extend_from_slice(&bytes);
+            assert_eq!(native_words::<u64>(&shifted[start..])[..], words);
+        }
     }
 
     #[test]

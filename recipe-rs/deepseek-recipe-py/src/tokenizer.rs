@@ -10,7 +10,7 @@ use pyo3::types::{PyByteArray, PyList, PyString};
 use crate::errors::to_py_err;
 use crate::gil::detach_for;
 use crate::id_list::{id_list, id_lists};
-use crate::ids_in::{flat_batch, uint32s, uint64s, NativeUints, TokenIds};
+use crate::ids_in::{flat_batch, native_words, NativeUints, TokenIds};
 use crate::ints::{read, Count};
 
 /// The environment variable that caps the threads of one call (default: the available cores).
@@ -261,9 +261,10 @@ impl PyTokenizer {
         ids: NativeUints<'_, 4>,
         offsets: NativeUints<'_, 8>,
     ) -> PyResult<Vec<Py<PyString>>> {
-        let (ids, offsets) = (ids.0.as_bytes(), offsets.0.as_bytes());
-        let (ids, offsets): (Vec<u32>, Vec<u64>) =
-            py.detach(|| (uint32s(ids).collect(), uint64s(offsets).collect()));
+        let (ids, offsets) = (
+            native_words(ids.0.as_bytes()),
+            native_words(offsets.0.as_bytes()),
+        );
         decode_to_strs(py, &self.inner, &flat_batch(&ids, &offsets))
     }
 
@@ -287,9 +288,10 @@ impl PyTokenizer {
         ids: NativeUints<'_, 4>,
         offsets: NativeUints<'_, 8>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let (ids, offsets) = (ids.0.as_bytes(), offsets.0.as_bytes());
-        let (ids, offsets): (Vec<u32>, Vec<u64>) =
-            py.detach(|| (uint32s(ids).collect(), uint64s(offsets).collect()));
+        let (ids, offsets) = (
+            native_words(ids.0.as_bytes()),
+            native_words(offsets.0.as_bytes()),
+        );
         decoded_bytearrays(py, &self.inner, &flat_batch(&ids, &offsets))
     }
 
