@@ -23,6 +23,21 @@ from deepseek_recipe import _native
 __all__ = ["BatchBytes", "BatchIds", "IncrementalDecoder", "Tokenizer"]
 
 
+def _item(flat: memoryview, offsets: memoryview, index: int, name: str) -> memoryview:
+    """Item `index` of a flat batch (items back to back in `flat`, `len + 1` `offsets`), a view;
+    negative indexes count from the end, as for a list."""
+    count = len(offsets) - 1
+    if not -count <= index < count:
+        raise IndexError(f"{name} index {index} out of range for {count} {name}s")
+    index %= count
+    return flat[offsets[index] : offsets[index + 1]]
+
+
+def _id_lists(batch: Iterable[Iterable[int]]) -> Sequence[Iterable[int]]:
+    """`batch` as the native batch calls take it: a list or tuple as it is, else a list."""
+    return batch if isinstance(batch, (list, tuple)) else list(batch)
+
+
 @dataclass(frozen=True)
 class BatchIds:
     """The ids of a batch of texts in one flat uint32 buffer (`Tokenizer.encode_batch_array`).
@@ -42,10 +57,7 @@ class BatchIds:
 
     def __getitem__(self, index: int) -> memoryview:
         """The ids of text `index` (a view into `ids`, no copy)."""
-        if not -len(self) <= index < len(self):
-            raise IndexError(f"text index {index} out of range for {len(self)} texts")
-        index %= len(self)
-        return self.ids[self.offsets[index] : self.offsets[index + 1]]
+        return _item(self.ids, self.offsets, index, "text")
 
     def to_lists(self) -> list[list[int]]:
         """The ids as `encode_batch` gives them."""
@@ -71,10 +83,7 @@ class BatchBytes:
 
     def __getitem__(self, index: int) -> memoryview:
         """The bytes of list `index` (a view into `data`, no copy)."""
-        if not -len(self) <= index < len(self):
-            raise IndexError(f"list index {index} out of range for {len(self)} lists")
-        index %= len(self)
-        return self.data[self.offsets[index] : self.offsets[index + 1]]
+        return _item(self.data, self.offsets, index, "list")
 
     def text(self, index: int) -> str:
         """The text of list `index`, as `decode` gives it."""
@@ -213,7 +222,7 @@ class Tokenizer:
         is decoded from its buffers, with no Python work per id or per text."""
         if isinstance(batch, BatchIds):
             return self._native.decode_batch_array(batch.ids, batch.offsets)
-        return self._native.decode_batch(batch if isinstance(batch, (list, tuple)) else list(batch))
+        return self._native.decode_batch(_id_lists(batch))
 
     def decode_batch_bytes(self, batch: Iterable[Iterable[int]] | BatchIds) -> BatchBytes:
         """`decode_batch` as one flat UTF-8 buffer (see `BatchBytes`), written in parallel with
@@ -227,8 +236,7 @@ class Tokenizer:
         if isinstance(batch, BatchIds):
             data, offsets = self._native.decode_batch_array_bytes(batch.ids, batch.offsets)
         else:
-            lists = batch if isinstance(batch, (list, tuple)) else list(batch)
-            data, offsets = self._native.decode_batch_bytes(lists)
+            data, offsets = self._native.decode_batch_bytes(_id_lists(batch))
         return BatchBytes(memoryview(data), memoryview(offsets).cast("Q"))
 
     def token_to_id(self, token: str) -> int | None:

@@ -371,7 +371,11 @@ fn decoded_bytearrays<'py>(
             .map_err(to_py_err)
     })?;
     let offsets = layout.offsets();
-    let offsets = bytearray_of(py, offsets.len(), offsets.into_iter().map(u64::to_ne_bytes))?;
+    let offsets = bytearray_of(
+        py,
+        offsets.len(),
+        offsets.iter().map(|end| end.to_ne_bytes()),
+    )?;
     Ok((data, offsets))
 }
 

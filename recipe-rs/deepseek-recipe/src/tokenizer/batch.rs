@@ -180,18 +180,36 @@ pub(super) fn write_ids_ne<L: AsRef<[u32]>>(
             rest = tail;
         }
     }
-    std::thread::scope(|scope| {
-        let own = runs.pop();
-        for run in runs {
-            scope.spawn(move || {
-                run.into_iter()
-                    .for_each(|(ids, bytes)| copy_ids(ids, bytes))
-            });
-        }
-        own.into_iter()
-            .flatten()
+    run_each(runs, |run| {
+        run.into_iter()
             .for_each(|(ids, bytes)| copy_ids(ids, bytes));
     });
+}
+
+/// `job` of every run, each run on a thread of its own except the last, which runs on the calling
+/// thread; the results in run order. A run that panics resumes its panic here.
+pub(super) fn run_each<T: Send, R: Send>(mut runs: Vec<T>, job: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let Some(own) = runs.pop() else {
+        return Vec::new();
+    };
+    let job = &job;
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = runs
+            .into_iter()
+            .map(|run| scope.spawn(move || job(run)))
+            .collect();
+        let own = job(own);
+        let mut results: Vec<R> = helpers
+            .into_iter()
+            .map(|helper| {
+                helper
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect();
+        results.push(own);
+        results
+    })
 }
 
 /// `ids` into `bytes` (exactly [`ID_BYTES`] per id), native-endian.

@@ -24,21 +24,19 @@ pub struct DecodedLayout<'a> {
     /// Every list cut into chunks of at most [`CHUNK_IDS`] ids, in order, each with its size in
     /// bytes.
     chunks: Vec<(&'a [u32], usize)>,
-    /// The end of each list's bytes in the buffer.
-    list_ends: Vec<u64>,
+    /// The `len + 1` boundaries of the lists' bytes in the buffer, from 0.
+    offsets: Vec<u64>,
 }
 
 impl DecodedLayout<'_> {
     /// The size of the whole buffer in bytes.
     pub fn total_bytes(&self) -> usize {
-        self.list_ends.last().map_or(0, |&end| end as usize)
+        self.offsets.last().map_or(0, |&end| end as usize)
     }
 
     /// The `len + 1` offsets of the lists: list `i`'s bytes are `offsets[i]..offsets[i + 1]`.
-    pub fn offsets(&self) -> Vec<u64> {
-        std::iter::once(0)
-            .chain(self.list_ends.iter().copied())
-            .collect()
+    pub fn offsets(&self) -> &[u64] {
+        &self.offsets
     }
 }
 
@@ -67,16 +65,17 @@ impl Tokenizer {
             |(), ids| self.token_bytes_len(ids),
         );
         let sizes = sizes.into_iter().collect::<Result<Vec<usize>>>()?;
-        let mut list_ends = Vec::with_capacity(batch.len());
+        let mut offsets = Vec::with_capacity(batch.len() + 1);
+        offsets.push(0);
         let (mut end, mut first) = (0u64, 0);
         for count in chunks_per_list {
             end += sizes[first..first + count].iter().sum::<usize>() as u64;
             first += count;
-            list_ends.push(end);
+            offsets.push(end);
         }
         Ok(DecodedLayout {
             chunks: chunks.into_iter().zip(sizes).collect(),
-            list_ends,
+            offsets,
         })
     }
 
@@ -108,25 +107,12 @@ impl Tokenizer {
             in_run += size;
             rest = tail;
         }
-        let write_run = |run: Vec<(&[u32], &mut [u8])>| {
+        batch::run_each(runs, |run| {
             run.into_iter()
                 .try_for_each(|(ids, bytes)| self.copy_token_bytes(ids, bytes))
-        };
-        let own = runs.pop().unwrap_or_default();
-        std::thread::scope(|scope| {
-            let helpers: Vec<_> = runs
-                .into_iter()
-                .map(|run| scope.spawn(move || write_run(run)))
-                .collect();
-            let mut result = write_run(own);
-            for helper in helpers {
-                match helper.join() {
-                    Ok(written) => result = result.and(written),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            result
         })
+        .into_iter()
+        .collect()
     }
 
     /// The number of bytes the tokens of `ids` spell.
@@ -185,7 +171,7 @@ mod tests {
         let layout = tokenizer.decoded_layout(batch)?;
         let mut out = vec![0; layout.total_bytes()];
         tokenizer.write_decoded_bytes(&layout, &mut out)?;
-        Ok((out, layout.offsets()))
+        Ok((out, layout.offsets().to_vec()))
     }
 
     #[test]
